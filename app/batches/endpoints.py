@@ -1,0 +1,71 @@
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Request, Response
+
+from app.auth import DbSession, Org
+from app.batches import repository, service
+from app.batches.schemas import (
+    BatchAction,
+    BatchActionOut,
+    BatchCreate,
+    BatchFileOut,
+    BatchList,
+    BatchOut,
+)
+from app.jobs import service as jobs
+from app.models import BatchStatus
+
+router = APIRouter(prefix="/v1/batches", tags=["batches"])
+
+
+@router.post("", status_code=201, response_model=BatchOut)
+def open_batch(body: BatchCreate, org: Org, session: DbSession) -> BatchOut:
+    """Open a batch; it accepts files while 'loading'."""
+    return service.to_out(session, service.open_batch(session, org, body))
+
+
+@router.put("/{batch_id}/files/{name}", status_code=201, response_model=BatchFileOut)
+async def upload_file(
+    batch_id: str, name: str, request: Request, org: Org, session: DbSession
+) -> BatchFileOut:
+    """Upload one file of the batch (the raw file as the request body)."""
+    stored = await service.store_file(session, org, batch_id, name, request.stream())
+    return BatchFileOut(name=stored.name, bytes=stored.bytes, sha256=stored.sha256)
+
+
+@router.post("/{batch_id}", response_model=BatchActionOut)
+def act_on_batch(
+    batch_id: str, action: BatchAction, org: Org, session: DbSession, response: Response
+) -> BatchActionOut:
+    """COMPLETE promotes the batch (202, a job); ABORT drops a loading batch."""
+    if action is BatchAction.COMPLETE:
+        batch, job = service.complete(session, org, batch_id)
+        response.status_code = 202
+        return BatchActionOut(batch=service.to_out(session, batch), job=jobs.to_out(job))
+    batch = service.abort(session, org, batch_id)
+    return BatchActionOut(batch=service.to_out(session, batch), job=None)
+
+
+@router.get("/{batch_id}", response_model=BatchOut)
+def get_batch(batch_id: str, org: Org, session: DbSession) -> BatchOut:
+    """Status, counts, errors, snapshot id and progress of a batch."""
+    return service.to_out(session, repository.get(session, org, batch_id))
+
+
+@router.get("", response_model=BatchList)
+def list_batches(
+    org: Org,
+    session: DbSession,
+    dataset_id: str | None = None,
+    status: BatchStatus | None = None,
+    offset: Annotated[int, Query(ge=0)] = 0,
+    limit: Annotated[int, Query(ge=1, le=500)] = 100,
+) -> BatchList:
+    """List batches, newest first, by dataset and status."""
+    rows = repository.page(session, org, dataset_id, status, offset, limit + 1)
+    return BatchList(
+        items=[service.to_out(session, b) for b in rows[:limit]],
+        next_offset=offset + limit if len(rows) > limit else None,
+    )

@@ -1,0 +1,57 @@
+from __future__ import annotations
+
+import enum
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from app.jobs.schemas import JobOut
+
+
+class BatchAction(enum.StrEnum):
+    COMPLETE = "COMPLETE"
+    ABORT = "ABORT"
+
+
+class BatchCreate(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    dataset_id: str
+    format: Literal["csv", "json", "parquet"] = Field(
+        description="csv (with a header line), json (JSON lines), parquet"
+    )
+
+
+class BatchFileOut(BaseModel):
+    name: str
+    bytes: int
+    sha256: str
+
+
+class BatchOut(BaseModel):
+    id: str
+    dataset_id: str
+    format: str
+    status: str
+    row_count: int | None
+    file_count: int
+    bytes: int
+    snapshot_id: int | None
+    job_id: str | None
+    progress: float | None = Field(description="The ingest job's progress, 0..1")
+    errors: list[dict[str, Any]] | None
+    files: list[BatchFileOut]
+    created_at: datetime
+    updated_at: datetime
+    completed_at: datetime | None
+
+
+class BatchActionOut(BaseModel):
+    batch: BatchOut
+    job: JobOut | None
+
+
+class BatchList(BaseModel):
+    items: list[BatchOut]
+    next_offset: int | None

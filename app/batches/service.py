@@ -1,0 +1,147 @@
+"""Batches: open, receive files into staging, complete (queue the ingest job), abort."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from app.batches import repository
+from app.batches.schemas import BatchCreate, BatchFileOut, BatchOut
+from app.config import get_settings
+from app.datasets import repository as datasets
+from app.errors import BatchStateConflict, InvalidInput, PayloadTooLarge
+from app.jobs import service as jobs
+from app.models import Batch, BatchFile, BatchStatus, Job
+
+FILE_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,254}$")
+INGEST_TASK = "icebatch.ingest"
+
+
+def open_batch(session: Session, org: str, request: BatchCreate) -> Batch:
+    datasets.get(session, org, request.dataset_id)
+    batch = Batch(org=org, dataset_id=request.dataset_id, format=request.format)
+    session.add(batch)
+    session.flush()
+    return batch
+
+
+def staging_path(batch_id: str, name: str) -> Path:
+    return get_settings().staging_dir / batch_id / name
+
+
+async def store_file(
+    session: Session, org: str, batch_id: str, name: str, body: AsyncIterator[bytes]
+) -> BatchFile:
+    """Stream one upload to staging, size-limited; a re-upload of a name replaces it."""
+    if not FILE_NAME_RE.match(name) or ".." in name:
+        raise InvalidInput(
+            "file names are 1-255 characters: letters, digits, '.', '_' and '-', "
+            "starting with a letter or digit"
+        )
+    settings = get_settings()
+    batch = repository.get(session, org, batch_id)
+    _require_loading(batch, "files can only be added while it is 'loading'")
+    existing = repository.file_by_name(session, batch_id, name)
+    if existing is None and batch.file_count >= settings.max_batch_files:
+        raise InvalidInput(f"a batch holds at most {settings.max_batch_files} files")
+    target = staging_path(batch_id, name)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_name(f".{name}.{os.getpid()}.part")
+    digest, size = hashlib.sha256(), 0
+    try:
+        with partial.open("wb") as out:
+            async for chunk in body:
+                size += len(chunk)
+                if size > settings.max_file_bytes:
+                    raise PayloadTooLarge(
+                        f"file {name!r} exceeds {settings.max_file_bytes} bytes; "
+                        "split it into several files of the same batch"
+                    )
+                digest.update(chunk)
+                out.write(chunk)
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
+    if size == 0:
+        partial.unlink(missing_ok=True)
+        raise InvalidInput(f"file {name!r} is empty")
+    batch = repository.get(session, org, batch_id, for_update=True)
+    _require_loading(batch, "files can only be added while it is 'loading'")
+    os.replace(partial, target)
+    if existing is None:
+        existing = BatchFile(batch_id=batch_id, name=name, path=str(target), bytes=0, sha256="")
+        session.add(existing)
+        batch.file_count += 1
+    batch.bytes += size - existing.bytes
+    existing.bytes, existing.sha256 = size, digest.hexdigest()
+    session.flush()
+    return existing
+
+
+def complete(session: Session, org: str, batch_id: str) -> tuple[Batch, Job]:
+    """Seal the batch and queue its ingest job (published after this transaction commits)."""
+    batch = repository.get(session, org, batch_id, for_update=True)
+    _require_loading(batch, "only a 'loading' batch can be completed")
+    if batch.file_count == 0:
+        raise InvalidInput(f"batch {batch_id!r} has no files; upload at least one first")
+    job = jobs.enqueue(session, org=org, kind="ingest", task_name=INGEST_TASK, subject_id=batch.id)
+    batch.status = BatchStatus.STAGED
+    batch.job_id = job.id
+    return batch, job
+
+
+def abort(session: Session, org: str, batch_id: str) -> Batch:
+    batch = repository.get(session, org, batch_id, for_update=True)
+    _require_loading(batch, "only a 'loading' batch can be aborted")
+    batch.status = BatchStatus.ABORTED
+    batch.completed_at = datetime.now(UTC)
+    shutil.rmtree(get_settings().staging_dir / batch.id, ignore_errors=True)
+    return batch
+
+
+@jobs.on_failure("ingest")
+def _ingest_failed(session: Session, job: Job, error: str) -> None:
+    batch = session.get(Batch, job.subject_id)
+    if batch is not None and batch.status in (BatchStatus.STAGED, BatchStatus.PROCESSING):
+        batch.status = BatchStatus.FAILED
+        batch.errors = [{"file": None, "row": None, "field": None, "reason": error}]
+        batch.completed_at = datetime.now(UTC)
+
+
+def _require_loading(batch: Batch, wanted: str) -> None:
+    if batch.status != BatchStatus.LOADING:
+        raise BatchStateConflict(batch.id, batch.status, wanted)
+
+
+def to_out(session: Session, batch: Batch) -> BatchOut:
+    progress = None
+    if batch.job_id:
+        progress = session.scalar(select(Job.progress).where(Job.id == batch.job_id))
+    return BatchOut(
+        id=batch.id,
+        dataset_id=batch.dataset_id,
+        format=batch.format,
+        status=batch.status,
+        row_count=batch.row_count,
+        file_count=batch.file_count,
+        bytes=batch.bytes,
+        snapshot_id=batch.snapshot_id,
+        job_id=batch.job_id,
+        progress=progress,
+        errors=batch.errors,
+        files=[
+            BatchFileOut(name=f.name, bytes=f.bytes, sha256=f.sha256)
+            for f in repository.files(session, batch.id)
+        ],
+        created_at=batch.created_at,
+        updated_at=batch.updated_at,
+        completed_at=batch.completed_at,
+    )

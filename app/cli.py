@@ -1,0 +1,131 @@
+"""`icebatch`: run the product (up, api, worker), manage keys, migrate the metadata store."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from typing import Annotated
+
+import typer
+from alembic import command
+from alembic.config import Config
+
+from app.config import PROJECT_ROOT, get_settings
+
+cli = typer.Typer(help="Icebatch: a batch control plane for Apache Iceberg.", no_args_is_help=True)
+keys = typer.Typer(help="API keys.", no_args_is_help=True)
+cli.add_typer(keys, name="keys")
+
+Port = Annotated[int, typer.Option(help="Port of the HTTP API.")]
+Host = Annotated[str, typer.Option(help="Address the HTTP API binds.")]
+
+
+def alembic_config(url: str | None = None) -> Config:
+    config = Config(str(PROJECT_ROOT / "alembic.ini"))
+    config.set_main_option("script_location", str(PROJECT_ROOT / "migrations"))
+    config.set_main_option(
+        "sqlalchemy.url", (url or get_settings().sqlalchemy_url).replace("%", "%%")
+    )
+    return config
+
+
+@cli.command()
+def migrate() -> None:
+    """Bring the metadata store to the newest schema (alembic upgrade head)."""
+    command.upgrade(alembic_config(), "head")
+
+
+def _worker_argv(concurrency: int) -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "celery",
+        "-A",
+        "workers.celery_app",
+        "worker",
+        "--pool",
+        "solo" if concurrency == 1 else "threads",
+        "--concurrency",
+        str(concurrency),
+        "--queues",
+        "icebatch",
+        "--loglevel",
+        "INFO",
+        "--without-gossip",
+        "--without-mingle",
+    ]
+
+
+def _api_argv(host: str, port: int) -> list[str]:
+    return [sys.executable, "-m", "uvicorn", "app.main:app", "--host", host, "--port", str(port)]
+
+
+@cli.command()
+def api(host: Host = "127.0.0.1", port: Port = 8000) -> None:
+    """Run the HTTP API only (production: workers run apart)."""
+    migrate()
+    os.execv(sys.executable, _api_argv(host, port))
+
+
+@cli.command()
+def worker(
+    concurrency: Annotated[int, typer.Option(help="Jobs at once in this process.")] = 1,
+) -> None:
+    """Run one worker process: Celery consumer, long-lived SparkSession, reconciler."""
+    migrate()
+    os.execv(sys.executable, _worker_argv(concurrency))
+
+
+@cli.command()
+def up(host: Host = "127.0.0.1", port: Port = 8000) -> None:
+    """Run API and one worker together (embedded mode needs no settings)."""
+    settings = get_settings()
+    migrate()
+    typer.echo(f"icebatch: home {settings.home}, API on http://{host}:{port}", err=True)
+    children = [subprocess.Popen(_worker_argv(1)), subprocess.Popen(_api_argv(host, port))]
+
+    def stop(*_: object) -> None:
+        for child in children:
+            if child.poll() is None:
+                child.terminate()
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    try:
+        while all(child.poll() is None for child in children):
+            time.sleep(0.5)
+    finally:
+        stop()
+        for child in children:
+            try:
+                child.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                child.kill()
+    raise typer.Exit(max(child.returncode or 0 for child in children))
+
+
+@keys.command("create")
+def create_key(
+    org: Annotated[str, typer.Option(help="The organization the key acts for.")],
+) -> None:
+    """Create an API key; it is printed once, as the last line."""
+    from app.auth import create_key as make_key
+    from app.db import session_scope
+    from app.errors import AppError
+
+    migrate()
+    try:
+        with session_scope() as session:
+            key = make_key(session, org)
+    except AppError as exc:
+        typer.echo(f"error: {exc.detail}", err=True)
+        raise typer.Exit(2) from None
+    typer.echo(f"API key for org {org!r} (store it now, it is not shown again):", err=True)
+    typer.echo(key)
+
+
+def main() -> None:
+    cli()

@@ -1,0 +1,95 @@
+"""Settings: embedded defaults (SQLite, a broker with no server, local Spark) overridable by env."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+from pydantic import Field, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+from sqlalchemy.engine import make_url
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+
+class Settings(BaseSettings):
+    """Icebatch configuration, read from `ICEBATCH_*` environment variables."""
+
+    model_config = SettingsConfigDict(env_prefix="ICEBATCH_", extra="ignore")
+
+    home: Path = Field(default=Path(".icebatch"), description="State folder of embedded mode.")
+    database_url: str = Field(default="", description="SQLAlchemy URL of the metadata store.")
+    broker_url: str = Field(default="", description="Celery broker URL.")
+    warehouse: str = Field(default="", description="Iceberg warehouse location (URI).")
+    staging_dir: Path = Field(default=Path(""), description="Where uploaded batch files wait.")
+    spark_master: str = "local[*]"
+    spark_driver_memory: str = "4g"
+    spark_jars_dir: Path = PROJECT_ROOT / "build" / "jars"
+    catalog_name: str = "icebatch"
+    max_file_bytes: int = 5 * 1024**3
+    max_batch_files: int = 1000
+    job_max_attempts: int = 3
+    heartbeat_seconds: float = 5.0
+    stale_after_seconds: float = 60.0
+    reconcile_seconds: float = 5.0
+    outbox_grace_seconds: float = 10.0
+    max_error_rows: int = 100
+
+    @model_validator(mode="after")
+    def _embedded_defaults(self) -> Settings:
+        self.home = self.home.expanduser().resolve()
+        if not self.database_url:
+            self.database_url = f"sqlite:///{self.home / 'icebatch.db'}"
+        if not self.broker_url:
+            self.broker_url = f"sqla+sqlite:///{self.home / 'broker.db'}"
+        if not self.warehouse:
+            self.warehouse = (self.home / "warehouse").as_uri()
+        if not str(self.staging_dir) or str(self.staging_dir) == ".":
+            self.staging_dir = self.home / "staging"
+        return self
+
+    @property
+    def is_sqlite(self) -> bool:
+        return make_url(self.database_url).get_backend_name() == "sqlite"
+
+    @property
+    def sqlalchemy_url(self) -> str:
+        """The metadata store URL with an explicit driver (psycopg 3 for PostgreSQL)."""
+        url = make_url(self.database_url)
+        if url.drivername in ("postgresql", "postgres"):
+            url = url.set(drivername="postgresql+psycopg")
+        return url.render_as_string(hide_password=False)
+
+    @property
+    def jdbc_url(self) -> str:
+        """The same database as a JDBC URL, for Spark's Iceberg JDBC catalog."""
+        url = make_url(self.database_url)
+        if url.get_backend_name() == "sqlite":
+            return f"jdbc:sqlite:{url.database}"
+        host = url.host or "127.0.0.1"
+        port = url.port or 5432
+        return f"jdbc:postgresql://{host}:{port}/{url.database}"
+
+    @property
+    def jdbc_properties(self) -> dict[str, str]:
+        url = make_url(self.database_url)
+        props: dict[str, str] = {}
+        if url.username:
+            props["user"] = url.username
+        if url.password:
+            props["password"] = url.password
+        return props
+
+    def ensure_dirs(self) -> None:
+        """Create the local folders embedded mode writes to."""
+        self.home.mkdir(parents=True, exist_ok=True)
+        self.staging_dir.mkdir(parents=True, exist_ok=True)
+        if self.warehouse.startswith("file://"):
+            Path(self.warehouse.removeprefix("file://")).mkdir(parents=True, exist_ok=True)
+
+
+@lru_cache
+def get_settings() -> Settings:
+    settings = Settings()
+    settings.ensure_dirs()
+    return settings

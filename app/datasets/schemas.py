@@ -1,0 +1,51 @@
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+
+class DatasetCreate(BaseModel):
+    name: str = Field(examples=["events"], description="Lowercase letters, digits and '_'.")
+    schema_: list[dict[str, Any]] = Field(
+        alias="schema",
+        description="Fields: {name, type, required?, doc?}; nested struct/list/map allowed.",
+        examples=[[{"name": "event_id", "type": "long", "required": True}]],
+    )
+    partition: list[dict[str, Any]] = Field(
+        default_factory=list, examples=[[{"column": "event_time", "transform": "day"}]]
+    )
+    identity_columns: list[str] = Field(default_factory=list, examples=[["user_id"]])
+
+
+class DatasetOut(BaseModel):
+    id: str
+    name: str
+    table: str = Field(description="The Iceberg table, as Spark names it: catalog.org.name")
+    schema_: list[dict[str, Any]] = Field(serialization_alias="schema")
+    partition: list[dict[str, Any]]
+    identity_columns: list[str]
+    sort_order: list[str]
+    current_snapshot_id: int | None
+    created_at: datetime
+
+
+class DatasetList(BaseModel):
+    items: list[DatasetOut]
+    next_offset: int | None
+
+
+class SnapshotOut(BaseModel):
+    snapshot_id: int
+    parent_id: int | None
+    sequence_number: int | None
+    committed_at: datetime
+    operation: str
+    icebatch: dict[str, str]
+    tombstone: dict[str, str]
+    summary: dict[str, str]
+
+
+class SnapshotList(BaseModel):
+    items: list[SnapshotOut]

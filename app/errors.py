@@ -1,0 +1,83 @@
+"""Domain errors, rendered as RFC 9457 problem+json in one place (app.main)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class AppError(Exception):
+    """Base of every error the API reports; `detail` says what to fix."""
+
+    status: int = 400
+    title: str = "Bad request"
+    type_slug: str = "bad-request"
+
+    def __init__(self, detail: str, **extra: Any) -> None:
+        super().__init__(detail)
+        self.detail = detail
+        self.extra = extra
+
+    def problem(self, instance: str | None = None) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "type": f"https://icebatch.dev/problems/{self.type_slug}",
+            "title": self.title,
+            "status": self.status,
+            "detail": self.detail,
+        }
+        if instance:
+            body["instance"] = instance
+        body.update(self.extra)
+        return body
+
+
+class Unauthorized(AppError):
+    status, title, type_slug = 401, "Unauthorized", "unauthorized"
+
+
+class NotFound(AppError):
+    status, title, type_slug = 404, "Not found", "not-found"
+
+
+class Conflict(AppError):
+    status, title, type_slug = 409, "Conflict", "conflict"
+
+
+class InvalidInput(AppError):
+    status, title, type_slug = 422, "Invalid input", "invalid-input"
+
+
+class PayloadTooLarge(AppError):
+    status, title, type_slug = 413, "Payload too large", "payload-too-large"
+
+
+class DatasetNotFound(NotFound):
+    def __init__(self, dataset_id: str) -> None:
+        super().__init__(f"dataset {dataset_id!r} does not exist in your organization")
+
+
+class DatasetExists(Conflict):
+    def __init__(self, name: str) -> None:
+        super().__init__(f"a dataset named {name!r} already exists; pick another name")
+
+
+class BatchNotFound(NotFound):
+    def __init__(self, batch_id: str) -> None:
+        super().__init__(f"batch {batch_id!r} does not exist in your organization")
+
+
+class BatchStateConflict(Conflict):
+    def __init__(self, batch_id: str, status: str, wanted: str) -> None:
+        super().__init__(
+            f"batch {batch_id!r} is {status!r}; {wanted}",
+            batch_status=status,
+        )
+
+
+class JobNotFound(NotFound):
+    def __init__(self, job_id: str) -> None:
+        super().__init__(f"job {job_id!r} does not exist in your organization")
+
+
+class SnapshotNotFound(NotFound):
+    def __init__(self, detail: str) -> None:
+        super().__init__(detail)

@@ -1,0 +1,77 @@
+"""Liveness, readiness (database, broker, catalog) and Prometheus metrics."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from fastapi import APIRouter, Request, Response
+from fastapi.responses import JSONResponse
+from prometheus_client import CONTENT_TYPE_LATEST, Counter, Histogram, generate_latest
+from sqlalchemy import text
+from starlette.middleware.base import BaseHTTPMiddleware, RequestResponseEndpoint
+
+from app.db import get_engine
+from app.jobs.broker import get_celery
+from app.lake.catalog import get_catalog
+
+router = APIRouter(tags=["health"])
+
+REQUESTS = Counter("icebatch_http_requests_total", "HTTP requests", ["method", "route", "status"])
+LATENCY = Histogram("icebatch_http_request_seconds", "HTTP request latency", ["method", "route"])
+
+
+class MetricsMiddleware(BaseHTTPMiddleware):
+    async def dispatch(self, request: Request, call_next: RequestResponseEndpoint) -> Response:
+        started = time.perf_counter()
+        response = await call_next(request)
+        route = request.scope.get("route")
+        path = getattr(route, "path", "unmatched")
+        REQUESTS.labels(request.method, path, str(response.status_code)).inc()
+        LATENCY.labels(request.method, path).observe(time.perf_counter() - started)
+        return response
+
+
+@router.get("/healthz")
+def healthz() -> dict[str, str]:
+    """The process is up."""
+    return {"status": "ok"}
+
+
+def _check(name: str, probe: Any) -> tuple[str, str]:
+    try:
+        probe()
+    except Exception as exc:  # readiness reports any failure rather than raising
+        return name, f"down: {type(exc).__name__}: {exc}"[:300]
+    return name, "ok"
+
+
+def _broker() -> None:
+    with get_celery().connection_for_write() as conn:
+        conn.ensure_connection(max_retries=1, timeout=2)
+
+
+def _database() -> None:
+    with get_engine().connect() as conn:
+        conn.execute(text("SELECT 1"))
+
+
+@router.get("/readyz")
+def readyz() -> JSONResponse:
+    """Ready when the database, the broker and the Iceberg catalog answer."""
+    checks = dict(
+        [
+            _check("database", _database),
+            _check("broker", _broker),
+            _check("catalog", lambda: get_catalog().list_namespaces()),
+        ]
+    )
+    ready = all(v == "ok" for v in checks.values())
+    body = {"status": "ready" if ready else "not ready", "checks": checks}
+    return JSONResponse(body, status_code=200 if ready else 503)
+
+
+@router.get("/metrics")
+def metrics() -> Response:
+    """Prometheus metrics."""
+    return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)

@@ -1,0 +1,37 @@
+"""The Celery app as both sides see it: the API publishes by task name, workers consume."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from celery import Celery
+
+from app.config import Settings, get_settings
+
+QUEUE = "icebatch"
+
+
+def make_celery(settings: Settings) -> Celery:
+    """Celery with at-least-once delivery; job state lives in SQL, never in a result backend."""
+    celery = Celery("icebatch", broker=settings.broker_url)
+    celery.conf.update(
+        task_default_queue=QUEUE,
+        task_acks_late=True,
+        task_reject_on_worker_lost=True,
+        task_ignore_result=True,
+        worker_prefetch_multiplier=1,
+        worker_hijack_root_logger=False,
+        broker_connection_retry_on_startup=True,
+        # SQLAlchemy's transport hands its options to create_engine: only Redis gets them.
+        broker_transport_options=(
+            {"visibility_timeout": 3600} if settings.broker_url.startswith("redis") else {}
+        ),
+        task_serializer="json",
+        accept_content=["json"],
+    )
+    return celery
+
+
+@lru_cache
+def get_celery() -> Celery:
+    return make_celery(get_settings())

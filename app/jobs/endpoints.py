@@ -1,0 +1,35 @@
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query
+
+from app.auth import DbSession, Org
+from app.jobs import repository, service
+from app.jobs.schemas import JobList, JobOut
+from app.models import JobState
+
+router = APIRouter(prefix="/v1/jobs", tags=["jobs"])
+
+
+@router.get("/{job_id}", response_model=JobOut)
+def get_job(job_id: str, org: Org, session: DbSession) -> JobOut:
+    """State, stage, progress, attempt, timings and error of one job."""
+    return service.to_out(repository.get(session, org, job_id))
+
+
+@router.get("", response_model=JobList)
+def list_jobs(
+    org: Org,
+    session: DbSession,
+    state: JobState | None = None,
+    kind: str | None = None,
+    offset: Annotated[int, Query(ge=0)] = 0,
+    limit: Annotated[int, Query(ge=1, le=500)] = 100,
+) -> JobList:
+    """List your organization's jobs, newest first."""
+    rows = repository.page(session, org, state, kind, offset, limit + 1)
+    return JobList(
+        items=[service.to_out(j) for j in rows[:limit]],
+        next_offset=offset + limit if len(rows) > limit else None,
+    )

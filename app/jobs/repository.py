@@ -1,0 +1,54 @@
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from app.errors import JobNotFound
+from app.models import Job, JobState, OutboxMessage
+
+
+def get(session: Session, org: str, job_id: str) -> Job:
+    job = session.scalar(select(Job).where(Job.id == job_id, Job.org == org))
+    if job is None:
+        raise JobNotFound(job_id)
+    return job
+
+
+def page(
+    session: Session, org: str, state: str | None, kind: str | None, offset: int, limit: int
+) -> Sequence[Job]:
+    query = select(Job).where(Job.org == org)
+    if state:
+        query = query.where(Job.state == state)
+    if kind:
+        query = query.where(Job.kind == kind)
+    query = query.order_by(Job.created_at.desc(), Job.id).offset(offset).limit(limit)
+    return session.scalars(query).all()
+
+
+def unpublished(session: Session, before: datetime) -> Sequence[OutboxMessage]:
+    query = select(OutboxMessage).where(
+        OutboxMessage.published_at.is_(None), OutboxMessage.created_at < before
+    )
+    return session.scalars(query.order_by(OutboxMessage.created_at).limit(500)).all()
+
+
+def stale_running(session: Session, before: datetime) -> Sequence[Job]:
+    query = select(Job).where(Job.state == JobState.RUNNING, Job.heartbeat_at < before)
+    return session.scalars(query.with_for_update(skip_locked=True)).all()
+
+
+def forgotten_queued(session: Session, before: datetime) -> Sequence[Job]:
+    """Queued jobs whose every message went out before `before` and was never claimed."""
+    latest = (
+        select(OutboxMessage.job_id)
+        .where(OutboxMessage.published_at.is_(None) | (OutboxMessage.published_at >= before))
+        .scalar_subquery()
+    )
+    query = select(Job).where(
+        Job.state == JobState.QUEUED, Job.updated_at < before, Job.id.not_in(latest)
+    )
+    return session.scalars(query.with_for_update(skip_locked=True)).all()

@@ -1,0 +1,120 @@
+"""Jobs: a row in SQL first, a broker message second (transactional outbox)."""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import update
+from sqlalchemy.orm import Session
+
+from app.config import get_settings
+from app.db import after_commit, session_scope
+from app.jobs.broker import QUEUE, get_celery
+from app.jobs.schemas import JobOut
+from app.models import Job, JobState, OutboxMessage
+
+log = logging.getLogger(__name__)
+
+# Called when a job fails for good, so its subject (a batch, …) leaves its in-between state.
+FailureHook = Callable[[Session, Job, str], None]
+FAILURE_HOOKS: dict[str, FailureHook] = {}
+
+
+def on_failure(kind: str) -> Callable[[FailureHook], FailureHook]:
+    def register(hook: FailureHook) -> FailureHook:
+        FAILURE_HOOKS[kind] = hook
+        return hook
+
+    return register
+
+
+def enqueue(
+    session: Session,
+    *,
+    org: str,
+    kind: str,
+    task_name: str,
+    subject_id: str | None,
+    payload: dict[str, Any] | None = None,
+) -> Job:
+    """Write the job and its outbox message; the message is published after commit."""
+    job = Job(
+        org=org,
+        kind=kind,
+        task_name=task_name,
+        subject_id=subject_id,
+        request_id=str(uuid.uuid4()),
+        payload=payload or {},
+        max_attempts=get_settings().job_max_attempts,
+    )
+    session.add(job)
+    session.flush()
+    add_outbox(session, job)
+    return job
+
+
+def add_outbox(session: Session, job: Job) -> None:
+    message = OutboxMessage(job_id=job.id, task_name=job.task_name)
+    session.add(message)
+    session.flush()
+    message_id, job_id, task_name = message.id, job.id, job.task_name
+    after_commit(session, lambda: publish(message_id, job_id, task_name))
+
+
+def publish(message_id: str, job_id: str, task_name: str) -> bool:
+    """Send one outbox message; on failure it stays unpublished for the reconciler."""
+    try:
+        get_celery().send_task(task_name, args=[job_id], queue=QUEUE)
+    except Exception:  # the broker may be down: the reconciler will retry
+        log.warning("could not publish job %s; the reconciler will retry", job_id, exc_info=True)
+        return False
+    with session_scope() as session:
+        session.execute(
+            update(OutboxMessage)
+            .where(OutboxMessage.id == message_id)
+            .values(published_at=datetime.now(UTC))
+        )
+    return True
+
+
+def fail(session: Session, job: Job, error: str) -> None:
+    """Mark a job failed for good and let its subject react."""
+    job.state = JobState.FAILED
+    job.error = error
+    job.finished_at = datetime.now(UTC)
+    hook = FAILURE_HOOKS.get(job.kind)
+    if hook is not None:
+        hook(session, job, error)
+
+
+def to_out(job: Job) -> JobOut:
+    duration = None
+    if job.started_at and job.finished_at:
+        duration = (_aware(job.finished_at) - _aware(job.started_at)).total_seconds()
+    return JobOut(
+        id=job.id,
+        kind=job.kind,
+        subject_id=job.subject_id,
+        request_id=job.request_id,
+        state=job.state,
+        stage=job.stage,
+        progress=round(job.progress, 4),
+        attempt=job.attempt,
+        max_attempts=job.max_attempts,
+        created_at=job.created_at,
+        started_at=job.started_at,
+        heartbeat_at=job.heartbeat_at,
+        finished_at=job.finished_at,
+        duration_seconds=duration,
+        result=job.result,
+        error=job.error,
+    )
+
+
+def _aware(value: datetime) -> datetime:
+    """SQLite hands back naive datetimes; they were written in UTC."""
+    return value if value.tzinfo else value.replace(tzinfo=UTC)

@@ -1,0 +1,28 @@
+"""Snapshot-log lookups shared by the API and the workers."""
+
+from __future__ import annotations
+
+from pyiceberg.table import Table
+from pyiceberg.table.snapshots import Snapshot
+
+REQUEST_ID = "icebatch.request-id"
+BATCH_ID = "icebatch.batch-id"
+OPERATION = "icebatch.operation"
+
+
+def summary_value(snapshot: Snapshot, key: str) -> str | None:
+    summary = snapshot.summary
+    return summary.additional_properties.get(key) if summary else None
+
+
+def find_by_request_id(table: Table, request_id: str) -> Snapshot | None:
+    """The snapshot a request committed, if any: how a retried job sees its work is done."""
+    for snapshot in table.snapshots():
+        if summary_value(snapshot, REQUEST_ID) == request_id:
+            return snapshot
+    return None
+
+
+def added_records(snapshot: Snapshot) -> int:
+    summary = snapshot.summary
+    return int(summary.additional_properties.get("added-records", 0)) if summary else 0

@@ -1,0 +1,77 @@
+"""The API: routers, RFC 9457 error handling, metrics."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from app import health
+from app.batches.endpoints import router as batches_router
+from app.datasets.endpoints import router as datasets_router
+from app.errors import AppError
+from app.jobs.endpoints import router as jobs_router
+from app.reads.endpoints import router as reads_router
+
+PROBLEM = "application/problem+json"
+
+
+def _problem(status: int, title: str, detail: str, instance: str, **extra: Any) -> JSONResponse:
+    body = {
+        "type": "about:blank",
+        "title": title,
+        "status": status,
+        "detail": detail,
+        "instance": instance,
+        **extra,
+    }
+    return JSONResponse(body, status_code=status, media_type=PROBLEM)
+
+
+async def _app_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, AppError)
+    headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
+    return JSONResponse(
+        exc.problem(request.url.path), status_code=exc.status, media_type=PROBLEM, headers=headers
+    )
+
+
+async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, RequestValidationError)
+    errors = [
+        {"location": ".".join(str(p) for p in e["loc"]), "message": e["msg"]} for e in exc.errors()
+    ]
+    detail = "; ".join(f"{e['location']}: {e['message']}" for e in errors)
+    return _problem(422, "Invalid input", detail, request.url.path, errors=errors)
+
+
+async def _http_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, StarletteHTTPException)
+    return _problem(exc.status_code, str(exc.detail), str(exc.detail), request.url.path)
+
+
+def create_app() -> FastAPI:
+    app = FastAPI(
+        title="Icebatch",
+        version="0.1.0",
+        description="Batch control plane for Apache Iceberg: ingest, restate, read increments.",
+    )
+    app.add_middleware(health.MetricsMiddleware)
+    app.add_exception_handler(AppError, _app_error)
+    app.add_exception_handler(RequestValidationError, _validation_error)
+    app.add_exception_handler(StarletteHTTPException, _http_error)
+    for router in (
+        health.router,
+        datasets_router,
+        batches_router,
+        jobs_router,
+        reads_router,
+    ):
+        app.include_router(router)
+    return app
+
+
+app = create_app()

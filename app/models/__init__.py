@@ -1,0 +1,17 @@
+"""SQLAlchemy models, one module per aggregate."""
+
+from app.models.api_key import ApiKey
+from app.models.batch import Batch, BatchFile, BatchStatus
+from app.models.dataset import Dataset
+from app.models.job import Job, JobState, OutboxMessage
+
+__all__ = [
+    "ApiKey",
+    "Batch",
+    "BatchFile",
+    "BatchStatus",
+    "Dataset",
+    "Job",
+    "JobState",
+    "OutboxMessage",
+]

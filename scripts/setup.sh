@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# One-command setup: system packages (Java 17, Jackson, jarjar, JDBC drivers), the Iceberg Spark
+# runtime jar with its Jackson relocated (DESIGN.md §2), and a virtualenv with the pinned packages.
+# Idempotent: a second run only checks. Used by README, .ci/run and the Dockerfile alike.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+VENV="${ICEBATCH_VENV:-$ROOT/.venv}"
+JARS="$ROOT/build/jars"
+ICEBERG_DEPS_VERSION="1.0.3"          # snowpark-connect-deps-iceberg: ships iceberg-spark-runtime 1.10.2
+RUNTIME_JAR="iceberg-spark-runtime-3.5_2.12-1.10.2.jar"
+PYTHON="${PYTHON:-python3}"
+
+say() { printf '\033[1m==> %s\033[0m\n' "$*"; }
+
+apt_packages=(libjackson2-core-java libjackson2-databind-java libjackson2-annotations-java
+              libjarjar-java libxerial-sqlite-jdbc-java libpostgresql-jdbc-java unzip zip)
+if ! java -version 2>&1 | grep -q 'version "17'; then
+  apt_packages+=(openjdk-17-jre-headless)
+fi
+missing=()
+for p in "${apt_packages[@]}"; do
+  dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  say "installing system packages: ${missing[*]}"
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+mkdir -p "$JARS"
+if [ ! -f "$JARS/$RUNTIME_JAR" ] || [ ! -f "$JARS/iceberg-shaded-jackson.jar" ]; then
+  say "building the Iceberg Spark runtime with relocated Jackson"
+  work="$(mktemp -d)"
+  trap 'rm -rf "$work"' EXIT
+  "$PYTHON" -m pip download --quiet --no-deps --dest "$work" \
+    "snowpark-connect-deps-iceberg==$ICEBERG_DEPS_VERSION"
+  unzip -q -o -j "$work"/snowpark_connect_deps_iceberg-*.whl \
+    "snowpark_connect_deps_iceberg/jars/$RUNTIME_JAR" -d "$work"
+  mkdir -p "$work/jackson"
+  for j in jackson-core jackson-databind jackson-annotations; do
+    unzip -q -o "/usr/share/java/$j.jar" -d "$work/jackson"
+  done
+  rm -rf "$work/jackson/META-INF" "$work/jackson/module-info.class"
+  (cd "$work/jackson" && zip -q -r "$work/jackson-all.jar" .)
+  echo 'rule com.fasterxml.jackson.** org.apache.iceberg.shaded.com.fasterxml.jackson.@1' >"$work/rules.txt"
+  java -jar /usr/share/java/jarjar.jar process "$work/rules.txt" "$work/jackson-all.jar" \
+    "$work/iceberg-shaded-jackson.jar"
+  cp "$work/$RUNTIME_JAR" "$work/iceberg-shaded-jackson.jar" "$JARS/"
+fi
+for j in sqlite-jdbc postgresql; do
+  ln -sf "/usr/share/java/$j.jar" "$JARS/$j.jar"
+done
+
+if [ ! -x "$VENV/bin/python" ]; then
+  say "creating virtualenv $VENV"
+  "$PYTHON" -m venv "$VENV"
+fi
+say "installing Python packages (pinned in pyproject.toml)"
+"$VENV/bin/python" -m pip install --quiet -e "$ROOT[dev]"
+say "ready: activate with 'source .venv/bin/activate', then 'icebatch up' or 'make test'"

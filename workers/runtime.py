@@ -1,0 +1,180 @@
+"""The job wrapper: claim atomically, heartbeat, report progress, finish or fail (fenced).
+
+Every write to a job row after the claim carries `attempt = <ours>` in its WHERE clause: a worker
+that lost its lease (the reconciler re-queued the job) can no longer change it.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import select, update
+
+from app.config import get_settings
+from app.db import session_scope
+from app.jobs import service as jobs
+from app.models import Job, JobState
+
+log = logging.getLogger(__name__)
+WORKER_NAME = f"{socket.gethostname()}:{os.getpid()}"
+
+
+class LeaseLost(Exception):
+    """The job was re-queued or finished elsewhere; stop without touching it."""
+
+
+class PermanentJobError(Exception):
+    """A failure that retrying cannot fix (bad input); `result` is kept on the job."""
+
+    def __init__(self, message: str, result: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.result = result
+
+
+@dataclass
+class JobContext:
+    job_id: str
+    attempt: int
+    request_id: str
+    subject_id: str | None
+    org: str
+    payload: dict[str, Any]
+    stage: str = "starting"
+    progress_fn: Callable[[], float] | None = None
+    _progress: float = 0.0
+    _lost: threading.Event = field(default_factory=threading.Event)
+
+    def set_stage(self, stage: str, progress: float | None = None) -> None:
+        self.stage = stage
+        if progress is not None:
+            self._progress = max(self._progress, progress)
+        self.beat()
+
+    def current_progress(self) -> float:
+        if self.progress_fn is not None:
+            try:
+                self._progress = max(self._progress, self.progress_fn())
+            except Exception:  # progress is best effort; never fail a job over it
+                log.debug("progress probe failed", exc_info=True)
+        return self._progress
+
+    def beat(self) -> None:
+        """Heartbeat with stage and progress; flags the lease lost when the row moved on."""
+        with session_scope() as session:
+            changed = session.execute(
+                update(Job)
+                .where(
+                    Job.id == self.job_id,
+                    Job.attempt == self.attempt,
+                    Job.state == JobState.RUNNING,
+                )
+                .values(
+                    heartbeat_at=datetime.now(UTC),
+                    stage=self.stage,
+                    progress=self.current_progress(),
+                )
+            ).rowcount
+        if not changed:
+            self._lost.set()
+
+    def check_lease(self) -> None:
+        """Raise LeaseLost unless this attempt still owns the job (call before committing)."""
+        self.beat()
+        if self._lost.is_set():
+            raise LeaseLost(self.job_id)
+
+
+def claim(job_id: str) -> JobContext | None:
+    """Take a queued job for this worker; None when it is not queued (duplicate delivery)."""
+    now = datetime.now(UTC)
+    with session_scope() as session:
+        changed = session.execute(
+            update(Job)
+            .where(Job.id == job_id, Job.state == JobState.QUEUED)
+            .values(
+                state=JobState.RUNNING,
+                attempt=Job.attempt + 1,
+                heartbeat_at=now,
+                started_at=now,
+                stage="starting",
+                worker=WORKER_NAME,
+                error=None,
+            )
+        ).rowcount
+        if not changed:
+            return None
+        job = session.scalar(select(Job).where(Job.id == job_id))
+        assert job is not None
+        return JobContext(
+            job.id, job.attempt, job.request_id, job.subject_id, job.org, dict(job.payload)
+        )
+
+
+def _fenced(ctx: JobContext, **values: Any) -> bool:
+    with session_scope() as session:
+        job = session.scalar(
+            select(Job)
+            .where(Job.id == ctx.job_id, Job.attempt == ctx.attempt, Job.state == JobState.RUNNING)
+            .with_for_update()
+        )
+        if job is None:
+            return False
+        retry = values.pop("_retry", False)
+        error = values.pop("_fail", None)
+        for key, value in values.items():
+            setattr(job, key, value)
+        if error is not None:
+            if retry and job.attempt < job.max_attempts:
+                job.state, job.stage, job.error = JobState.QUEUED, "retrying", error
+                jobs.add_outbox(session, job)
+            else:
+                jobs.fail(session, job, error)
+        return True
+
+
+def run_job(job_id: str, handler: Callable[[JobContext], dict[str, Any]]) -> None:
+    """Claim, heartbeat and run `handler`; record its result or error on the job row."""
+    ctx = claim(job_id)
+    if ctx is None:
+        log.info("job %s is not queued (a duplicate delivery or already taken); skipping", job_id)
+        return
+    stop = threading.Event()
+    interval = get_settings().heartbeat_seconds
+
+    def heartbeat() -> None:
+        while not stop.wait(interval):
+            try:
+                ctx.beat()
+            except Exception:
+                log.warning("heartbeat of job %s failed", job_id, exc_info=True)
+
+    beater = threading.Thread(target=heartbeat, name=f"heartbeat-{job_id}", daemon=True)
+    beater.start()
+    try:
+        result = handler(ctx)
+    except LeaseLost:
+        log.warning("job %s: lease lost, leaving it to its new owner", job_id)
+    except PermanentJobError as exc:
+        _fenced(ctx, result=exc.result, finished_at=datetime.now(UTC), _fail=str(exc))
+    except Exception as exc:
+        log.exception("job %s attempt %s failed", job_id, ctx.attempt)
+        _fenced(ctx, _fail=f"{type(exc).__name__}: {exc}"[:4000], _retry=True)
+    else:
+        _fenced(
+            ctx,
+            state=JobState.SUCCEEDED,
+            stage="done",
+            progress=1.0,
+            result=result,
+            finished_at=datetime.now(UTC),
+        )
+    finally:
+        stop.set()
+        beater.join(timeout=interval + 1)

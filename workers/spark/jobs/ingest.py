@@ -1,0 +1,222 @@
+"""The ingest Spark job: read a batch's files, enforce the schema, write one Iceberg snapshot."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from itertools import groupby
+from typing import Any
+
+from pyiceberg.schema import Schema
+from pyiceberg.types import (
+    BinaryType,
+    ListType,
+    MapType,
+    NestedField,
+    StringType,
+    StructType,
+)
+from pyspark import StorageLevel
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from app.lake.types import BATCH_COLUMN
+from workers.ingest.explain import RowError, check_csv_header, explain_file
+from workers.ingest.inputs import StagedFile, csv_header, parquet_file_errors, parquet_schema
+from workers.spark.progress import SparkProgress
+from workers.spark.types import spark_schema, spark_type
+
+BAD, FILE, CORRUPT = "__bad", "__file", "__corrupt"
+
+
+@dataclass
+class IngestOutcome:
+    row_count: int = 0
+    errors: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _bad_cast(raw: Column, typed: Column) -> Column:
+    return raw.isNotNull() & (F.length(raw) > 0) & typed.isNull()
+
+
+def _typed_csv_column(field_: NestedField) -> tuple[Column, Column]:
+    """(typed value, is-bad flag) of a CSV string cell for one top-level field."""
+    raw = F.col(f"`{field_.name}`")
+    ftype = field_.field_type
+    if isinstance(ftype, StringType):
+        return raw, F.lit(False)
+    if isinstance(ftype, BinaryType):
+        typed = F.expr(f"try_to_binary(`{field_.name}`, 'base64')")
+    elif isinstance(ftype, StructType | ListType | MapType):
+        typed = F.from_json(raw, spark_type(ftype).simpleString())
+    else:
+        typed = raw.cast(spark_type(ftype))
+    return typed, _bad_cast(raw, typed)
+
+
+def _read_csv(spark: SparkSession, files: list[StagedFile], schema: Schema) -> DataFrame:
+    frames = []
+    keyed = sorted(((tuple(csv_header(f.path)), f) for f in files), key=lambda x: x[0])
+    for header, group in groupby(keyed, key=lambda x: x[0]):
+        paths = [str(f.path) for _, f in group]
+        strings = T.StructType([T.StructField(c, T.StringType()) for c in header])
+        frames.append(
+            spark.read.options(header=True, mode="PERMISSIVE", multiLine=False, escape='"')
+            .schema(strings)
+            .csv(paths)
+        )
+    frame = frames[0]
+    for other in frames[1:]:
+        frame = frame.unionByName(other, allowMissingColumns=True)
+    present = set(frame.columns)
+    columns, flags = [], []
+    for f in schema.fields:
+        if f.name not in present:
+            columns.append(F.lit(None).cast(spark_type(f.field_type)).alias(f.name))
+            continue
+        typed, bad = _typed_csv_column(f)
+        columns.append(typed.alias(f.name))
+        flags.append(bad)
+    with_file = frame.withColumn(FILE, F.col("_metadata.file_name"))
+    return with_file.select(*columns, _any(flags).alias(BAD), F.col(FILE))
+
+
+def _read_json(spark: SparkSession, files: list[StagedFile], schema: Schema) -> DataFrame:
+    struct = spark_schema(schema)
+    struct = T.StructType(
+        [T.StructField(f.name, f.dataType, True) for f in struct.fields]
+        + [T.StructField(CORRUPT, T.StringType(), True)]
+    )
+    frame = (
+        spark.read.options(mode="PERMISSIVE", columnNameOfCorruptRecord=CORRUPT)
+        .schema(struct)
+        .json([str(f.path) for f in files])
+        .withColumn(FILE, F.col("_metadata.file_name"))
+    )
+    names = [F.col(f"`{f.name}`") for f in schema.fields]
+    return frame.select(*names, F.col(CORRUPT).isNotNull().alias(BAD), F.col(FILE))
+
+
+def _read_parquet(spark: SparkSession, files: list[StagedFile], schema: Schema) -> DataFrame:
+    frames = []
+    keyed = sorted(((str(parquet_schema(f.path)), f) for f in files), key=lambda x: x[0])
+    for _, group in groupby(keyed, key=lambda x: x[0]):
+        frame = spark.read.parquet(*[str(f.path) for _, f in group])
+        present = set(frame.columns)
+        columns = [
+            (F.col(f"`{f.name}`") if f.name in present else F.lit(None))
+            .cast(spark_type(f.field_type))
+            .alias(f.name)
+            for f in schema.fields
+        ]
+        frames.append(frame.select(*columns, F.col("_metadata.file_name").alias(FILE)))
+    frame = frames[0]
+    for other in frames[1:]:
+        frame = frame.unionByName(other)
+    return frame.withColumn(BAD, F.lit(False))
+
+
+def _any(flags: list[Column]) -> Column:
+    result: Column = F.lit(False)
+    for flag in flags:
+        result = result | F.coalesce(flag, F.lit(False))
+    return result
+
+
+def file_level_errors(files: list[StagedFile], fmt: str, schema: Schema) -> list[RowError]:
+    errors: list[RowError] = []
+    for f in files:
+        if fmt == "csv":
+            errors.extend(check_csv_header(f.path, f.name, schema))
+        elif fmt == "parquet":
+            errors.extend(parquet_file_errors(f.path, f.name, schema))
+    return errors
+
+
+READERS: dict[str, Callable[[SparkSession, list[StagedFile], Schema], DataFrame]] = {
+    "csv": _read_csv,
+    "json": _read_json,
+    "parquet": _read_parquet,
+}
+
+
+def validated_frame(
+    spark: SparkSession, files: list[StagedFile], fmt: str, schema: Schema
+) -> DataFrame:
+    """The batch's rows typed to `schema`, plus a per-row BAD flag and the source FILE name."""
+    frame = READERS[fmt](spark, files, schema)
+    required = [F.col(f"`{f.name}`").isNull() for f in schema.fields if f.required]
+    return frame.withColumn(BAD, F.col(BAD) | _any(required))
+
+
+def ingest(
+    spark: SparkSession,
+    *,
+    table: str,
+    schema: Schema,
+    files: list[StagedFile],
+    fmt: str,
+    batch_id: str,
+    snapshot_properties: dict[str, str],
+    progress: SparkProgress,
+    before_commit: Callable[[], None],
+    max_errors: int = 100,
+) -> IngestOutcome:
+    """Validate every row, then append them in one snapshot; nothing is written on error.
+
+    `schema` is the dataset's schema without `_batch_id`. `before_commit` is called right
+    before the write starts (the lease check) and may raise to stop it.
+    """
+    progress.phase("validating", 0.02, 0.05)
+    file_errors = file_level_errors(files, fmt, schema)
+    if file_errors:
+        return IngestOutcome(errors=[e.as_dict() for e in file_errors[:max_errors]])
+    frame = validated_frame(spark, files, fmt, schema).persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        progress.phase("validating", 0.05, 0.4)
+        stats = frame.groupBy(FILE).agg(
+            F.count(F.lit(1)).alias("rows"), F.sum(F.col(BAD).cast("long")).alias("bad")
+        )
+        per_file = {r[FILE]: (int(r["rows"]), int(r["bad"] or 0)) for r in stats.collect()}
+        row_count = sum(rows for rows, _ in per_file.values())
+        bad_files = [f for f in files if per_file.get(f.path.name, (0, 0))[1] > 0]
+        if bad_files:
+            return IngestOutcome(row_count, _explain(bad_files, fmt, schema, per_file, max_errors))
+        before_commit()
+        progress.phase("writing", 0.4, 0.97)
+        writer = frame.drop(BAD, FILE).withColumn(BATCH_COLUMN, F.lit(batch_id)).writeTo(table)
+        for key, value in snapshot_properties.items():
+            writer = writer.option(f"snapshot-property.{key}", value)
+        writer.append()
+        return IngestOutcome(row_count=row_count)
+    finally:
+        frame.unpersist()
+
+
+def _explain(
+    bad_files: list[StagedFile],
+    fmt: str,
+    schema: Schema,
+    per_file: dict[str, tuple[int, int]],
+    max_errors: int,
+) -> list[dict[str, Any]]:
+    errors: list[dict[str, Any]] = []
+    for f in bad_files:
+        room = max_errors - len(errors)
+        if room <= 0:
+            break
+        found = explain_file(f.path, f.name, fmt, schema, limit=room)  # type: ignore[arg-type]
+        if not found:
+            bad = per_file[f.path.name][1]
+            found = [
+                RowError(
+                    f.name,
+                    None,
+                    None,
+                    None,
+                    f"{bad} rows could not be converted to the dataset schema",
+                )
+            ]
+        errors.extend(e.as_dict() for e in found)
+    return errors

@@ -1,0 +1,41 @@
+"""Job progress from Spark's status tracker: completed tasks of the current phase's Spark jobs."""
+
+from __future__ import annotations
+
+import threading
+
+from pyspark import SparkContext
+
+
+class SparkProgress:
+    """Maps Spark task completion in a job group onto [start, end) of the job's progress."""
+
+    def __init__(self, sc: SparkContext, group: str) -> None:
+        self._sc = sc
+        self._group = group
+        self._lock = threading.Lock()
+        self._seen: set[int] = set()
+        self._start, self._end = 0.0, 0.0
+        self.stage = "starting"
+
+    def phase(self, stage: str, start: float, end: float) -> None:
+        """Begin a phase; Spark jobs already in the group no longer count."""
+        with self._lock:
+            self._seen = set(self._sc.statusTracker().getJobIdsForGroup(self._group))
+            self.stage, self._start, self._end = stage, start, end
+
+    def value(self) -> float:
+        with self._lock:
+            tracker = self._sc.statusTracker()
+            total = done = 0
+            for job_id in tracker.getJobIdsForGroup(self._group):
+                if job_id in self._seen:
+                    continue
+                job = tracker.getJobInfo(job_id)
+                for stage_id in job.stageIds if job else []:
+                    stage = tracker.getStageInfo(stage_id)
+                    if stage is not None:
+                        total += stage.numTasks
+                        done += stage.numCompletedTasks
+            fraction = done / total if total else 0.0
+            return self._start + (self._end - self._start) * min(fraction, 0.99)

@@ -1,0 +1,107 @@
+"""Ingest: promote a batch's staged files into its dataset as exactly one snapshot."""
+
+from __future__ import annotations
+
+import logging
+import shutil
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import app.batches.service  # noqa: F401  (registers the ingest failure hook)
+from app.batches import repository as batches
+from app.config import get_settings
+from app.db import session_scope
+from app.lake import snapshots
+from app.lake.catalog import get_catalog
+from app.lake.types import user_schema
+from app.models import Batch, BatchStatus, Dataset
+from workers.celery_app import celery
+from workers.ingest.inputs import StagedFile
+from workers.runtime import JobContext, PermanentJobError, run_job
+
+log = logging.getLogger(__name__)
+
+
+@celery.task(name="icebatch.ingest")
+def ingest_task(job_id: str) -> None:
+    run_job(job_id, ingest_batch)
+
+
+def ingest_batch(ctx: JobContext) -> dict[str, Any]:
+    from workers.spark.jobs.ingest import ingest
+    from workers.spark.progress import SparkProgress
+    from workers.spark.session import get_spark
+
+    with session_scope() as session:
+        batch = session.get(Batch, ctx.subject_id)
+        if batch is None:
+            raise PermanentJobError(f"batch {ctx.subject_id} no longer exists")
+        dataset = session.get(Dataset, batch.dataset_id)
+        assert dataset is not None
+        files = [StagedFile(f.name, Path(f.path)) for f in batches.files(session, batch.id)]
+        batch.status = BatchStatus.PROCESSING
+        batch_id, fmt, identifier = batch.id, batch.format, dataset.table_identifier
+    table = get_catalog().load_table(identifier)
+    done = snapshots.find_by_request_id(table, ctx.request_id)
+    if done is None:
+        spark = get_spark()
+        spark.sparkContext.setJobGroup(ctx.request_id, f"ingest batch {batch_id}", True)
+        progress = SparkProgress(spark.sparkContext, ctx.request_id)
+        ctx.progress_fn = progress.value
+        ctx.set_stage("validating", 0.01)
+
+        def before_commit() -> None:
+            ctx.check_lease()
+            ctx.stage = "writing"
+
+        outcome = ingest(
+            spark,
+            table=f"{get_settings().catalog_name}.{identifier}",
+            schema=user_schema(table.schema()),
+            files=files,
+            fmt=fmt,
+            batch_id=batch_id,
+            snapshot_properties={
+                snapshots.OPERATION: "ingest",
+                snapshots.BATCH_ID: batch_id,
+                snapshots.REQUEST_ID: ctx.request_id,
+            },
+            progress=progress,
+            before_commit=before_commit,
+            max_errors=get_settings().max_error_rows,
+        )
+        ctx.progress_fn = None
+        if outcome.errors:
+            _finish(batch_id, BatchStatus.FAILED, errors=outcome.errors, rows=outcome.row_count)
+            raise PermanentJobError(
+                f"batch {batch_id} has invalid input; see the batch's errors",
+                {"errors": len(outcome.errors)},
+            )
+        ctx.set_stage("committed", 0.98)
+        table = get_catalog().load_table(identifier)
+        done = snapshots.find_by_request_id(table, ctx.request_id)
+        if done is None:
+            raise RuntimeError("the append finished but its snapshot is not in the log")
+    rows = snapshots.added_records(done)
+    _finish(batch_id, BatchStatus.SUCCESS, snapshot_id=done.snapshot_id, rows=rows)
+    shutil.rmtree(get_settings().staging_dir / batch_id, ignore_errors=True)
+    return {"snapshot_id": done.snapshot_id, "row_count": rows}
+
+
+def _finish(
+    batch_id: str,
+    status: BatchStatus,
+    *,
+    rows: int,
+    snapshot_id: int | None = None,
+    errors: list[dict[str, Any]] | None = None,
+) -> None:
+    with session_scope() as session:
+        batch = session.get(Batch, batch_id)
+        assert batch is not None
+        batch.status = status
+        batch.row_count = rows
+        batch.snapshot_id = snapshot_id
+        batch.errors = errors
+        batch.completed_at = datetime.now(UTC)
