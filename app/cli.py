@@ -34,8 +34,11 @@ def alembic_config(url: str | None = None) -> Config:
 
 @cli.command()
 def migrate() -> None:
-    """Bring the metadata store to the newest schema (alembic upgrade head)."""
+    """Bring the metadata store to the newest schema and create the Iceberg catalog tables."""
+    from app.lake.catalog import get_catalog
+
     command.upgrade(alembic_config(), "head")
+    get_catalog()  # PyIceberg's SqlCatalog creates iceberg_tables & co. if they are missing
 
 
 def _worker_argv(concurrency: int) -> list[str]:

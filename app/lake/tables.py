@@ -32,6 +32,8 @@ TABLE_PROPERTIES = {
     "write.parquet.compression-codec": "zstd",
     "write.metadata.delete-after-commit.enabled": "true",
     "write.metadata.previous-versions-max": "100",
+    # exact (untruncated) bounds of the batch column: a file's [min, max] names real batches
+    f"write.metadata.metrics.column.{BATCH_COLUMN}": "full",
 }
 TIME_TRANSFORMS: dict[str, Transform[Any, Any]] = {
     "year": YearTransform(),

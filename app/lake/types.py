@@ -112,12 +112,12 @@ def _fields(
     for position, spec in enumerate(specs):
         name = spec.get("name") if isinstance(spec, dict) else None
         where = f"{parent}[{position}]" if parent else f"schema[{position}]"
+        if not allow_reserved and isinstance(name, str) and name.startswith(RESERVED_PREFIX):
+            raise InvalidInput(f"{where}: names starting with '_' are reserved for Icebatch")
         if not isinstance(name, str) or not NAME_RE.match(name):
             raise InvalidInput(
                 f"{where}: field names start with a letter and hold letters, digits and '_'"
             )
-        if not allow_reserved and name.startswith(RESERVED_PREFIX):
-            raise InvalidInput(f"{where}: names starting with '_' are reserved for Icebatch")
         if name.lower() in seen:
             raise InvalidInput(f"{where}: duplicate field name {name!r}")
         seen.add(name.lower())

@@ -26,9 +26,28 @@ def jar_paths(settings: Settings) -> list[str]:
     return [str(p) for p in paths]
 
 
-def build_session(settings: Settings) -> SparkSession:
-    """A session whose catalog `settings.catalog_name` is the metadata store's JDBC catalog."""
+def catalog_conf(settings: Settings) -> dict[str, str]:
+    """Spark settings of the Iceberg JDBC catalog named like PyIceberg's, on the same database."""
     prefix = f"spark.sql.catalog.{settings.catalog_name}"
+    conf = {
+        prefix: "org.apache.iceberg.spark.SparkCatalog",
+        f"{prefix}.type": "jdbc",
+        f"{prefix}.uri": settings.jdbc_url,
+        f"{prefix}.jdbc.schema-version": "V1",
+        # PyIceberg creates the catalog tables (`icebatch migrate`). Iceberg's own check leaves
+        # a metadata ResultSet open on SQLite, pinning a stale read snapshot on that pooled
+        # connection: later commits then fail with SQLITE_BUSY_SNAPSHOT.
+        f"{prefix}.jdbc.init-catalog-tables": "false",
+        f"{prefix}.cache-enabled": "false",
+        f"{prefix}.warehouse": settings.warehouse,
+    }
+    for key, value in settings.jdbc_properties.items():
+        conf[f"{prefix}.jdbc.{key}"] = value
+    return conf
+
+
+def build_session(settings: Settings) -> SparkSession:
+    """The process's SparkSession: Iceberg runtime, UTC, microsecond timestamps."""
     builder = (
         SparkSession.builder.appName("icebatch-worker")
         .master(settings.spark_master)
@@ -38,12 +57,6 @@ def build_session(settings: Settings) -> SparkSession:
             "spark.sql.extensions",
             "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions",
         )
-        .config(prefix, "org.apache.iceberg.spark.SparkCatalog")
-        .config(f"{prefix}.type", "jdbc")
-        .config(f"{prefix}.uri", settings.jdbc_url)
-        .config(f"{prefix}.jdbc.schema-version", "V1")
-        .config(f"{prefix}.cache-enabled", "false")
-        .config(f"{prefix}.warehouse", settings.warehouse)
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS")
         .config("spark.sql.iceberg.check-nullability", "false")
@@ -53,17 +66,25 @@ def build_session(settings: Settings) -> SparkSession:
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.driver.extraJavaOptions", "-Dderby.system.home=/tmp")
     )
-    for key, value in settings.jdbc_properties.items():
-        builder = builder.config(f"{prefix}.jdbc.{key}", value)
+    for key, value in catalog_conf(settings).items():
+        builder = builder.config(key, value)
     session = builder.getOrCreate()
     session.sparkContext.setLogLevel("WARN")
     return session
 
 
 def get_spark() -> SparkSession:
-    """The process's session, started on first use and kept for the life of the worker."""
+    """The process's session, started on first use and kept for the life of the worker.
+
+    The catalog of the current settings is (re)declared on each call: a catalog Spark has not
+    loaded yet picks it up, which lets one test session serve several metadata stores.
+    """
     global _session
     with _lock:
+        settings = get_settings()
         if _session is None:
-            _session = build_session(get_settings())
+            _session = build_session(settings)
+        for key, value in catalog_conf(settings).items():
+            if _session.conf.get(key, None) != value:
+                _session.conf.set(key, value)
         return _session

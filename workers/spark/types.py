@@ -37,20 +37,23 @@ _PRIMITIVES: list[tuple[type[IcebergType], T.DataType]] = [
 ]
 
 
-def spark_type(field_type: IcebergType) -> T.DataType:
+def spark_type(field_type: IcebergType, lenient: bool = False) -> T.DataType:
+    """The Spark type; `lenient` makes every nested field nullable (what readers produce,
+    so casts are allowed: Icebatch checks required values itself)."""
     if isinstance(field_type, DecimalType):
         return T.DecimalType(field_type.precision, field_type.scale)
     if isinstance(field_type, StructType):
-        return T.StructType([spark_field(f) for f in field_type.fields])
+        return T.StructType([spark_field(f, lenient) for f in field_type.fields])
     if isinstance(field_type, ListType):
         return T.ArrayType(
-            spark_type(field_type.element_type), containsNull=not field_type.element_required
+            spark_type(field_type.element_type, lenient),
+            containsNull=lenient or not field_type.element_required,
         )
     if isinstance(field_type, MapType):
         return T.MapType(
-            spark_type(field_type.key_type),
-            spark_type(field_type.value_type),
-            valueContainsNull=not field_type.value_required,
+            spark_type(field_type.key_type, lenient),
+            spark_type(field_type.value_type, lenient),
+            valueContainsNull=lenient or not field_type.value_required,
         )
     for iceberg_type, spark in _PRIMITIVES:
         if isinstance(field_type, iceberg_type):
@@ -58,9 +61,11 @@ def spark_type(field_type: IcebergType) -> T.DataType:
     raise ValueError(f"no Spark type for {field_type}")
 
 
-def spark_field(field: NestedField) -> T.StructField:
-    return T.StructField(field.name, spark_type(field.field_type), nullable=not field.required)
+def spark_field(field: NestedField, lenient: bool = False) -> T.StructField:
+    return T.StructField(
+        field.name, spark_type(field.field_type, lenient), nullable=lenient or not field.required
+    )
 
 
-def spark_schema(schema: Schema) -> T.StructType:
-    return T.StructType([spark_field(f) for f in schema.fields])
+def spark_schema(schema: Schema, lenient: bool = False) -> T.StructType:
+    return T.StructType([spark_field(f, lenient) for f in schema.fields])

@@ -49,9 +49,9 @@ def _typed_csv_column(field_: NestedField) -> tuple[Column, Column]:
     if isinstance(ftype, BinaryType):
         typed = F.expr(f"try_to_binary(`{field_.name}`, 'base64')")
     elif isinstance(ftype, StructType | ListType | MapType):
-        typed = F.from_json(raw, spark_type(ftype).simpleString())
+        typed = F.from_json(raw, spark_type(ftype, lenient=True).simpleString())
     else:
-        typed = raw.cast(spark_type(ftype))
+        typed = raw.cast(spark_type(ftype, lenient=True))
     return typed, _bad_cast(raw, typed)
 
 
@@ -65,25 +65,25 @@ def _read_csv(spark: SparkSession, files: list[StagedFile], schema: Schema) -> D
             spark.read.options(header=True, mode="PERMISSIVE", multiLine=False, escape='"')
             .schema(strings)
             .csv(paths)
+            .withColumn(FILE, F.col("_metadata.file_name"))
         )
     frame = frames[0]
     for other in frames[1:]:
         frame = frame.unionByName(other, allowMissingColumns=True)
-    present = set(frame.columns)
+    present = set(frame.columns) - {FILE}
     columns, flags = [], []
     for f in schema.fields:
         if f.name not in present:
-            columns.append(F.lit(None).cast(spark_type(f.field_type)).alias(f.name))
+            columns.append(F.lit(None).cast(spark_type(f.field_type, lenient=True)).alias(f.name))
             continue
         typed, bad = _typed_csv_column(f)
         columns.append(typed.alias(f.name))
         flags.append(bad)
-    with_file = frame.withColumn(FILE, F.col("_metadata.file_name"))
-    return with_file.select(*columns, _any(flags).alias(BAD), F.col(FILE))
+    return frame.select(*columns, _any(flags).alias(BAD), F.col(FILE))
 
 
 def _read_json(spark: SparkSession, files: list[StagedFile], schema: Schema) -> DataFrame:
-    struct = spark_schema(schema)
+    struct = spark_schema(schema, lenient=True)
     struct = T.StructType(
         [T.StructField(f.name, f.dataType, True) for f in struct.fields]
         + [T.StructField(CORRUPT, T.StringType(), True)]
@@ -106,7 +106,7 @@ def _read_parquet(spark: SparkSession, files: list[StagedFile], schema: Schema) 
         present = set(frame.columns)
         columns = [
             (F.col(f"`{f.name}`") if f.name in present else F.lit(None))
-            .cast(spark_type(f.field_type))
+            .cast(spark_type(f.field_type, lenient=True))
             .alias(f.name)
             for f in schema.fields
         ]

@@ -1,0 +1,118 @@
+"""The batch lifecycle over HTTP, without running the ingest job."""
+
+from __future__ import annotations
+
+import hashlib
+
+from fastapi.testclient import TestClient
+
+from tests.api.test_datasets import EVENTS
+
+CSV = b"event_id,user_id,event_time,payload\n1,u1,2024-01-01T10:00:00,hello\n"
+
+
+def open_batch(client: TestClient, fmt: str = "csv") -> tuple[str, str]:
+    dataset = client.post("/v1/datasets", json=EVENTS).json()
+    response = client.post("/v1/batches", json={"dataset_id": dataset["id"], "format": fmt})
+    assert response.status_code == 201, response.text
+    assert response.json()["status"] == "loading"
+    return dataset["id"], response.json()["id"]
+
+
+def test_files_complete_and_job(client: TestClient) -> None:
+    _, batch_id = open_batch(client)
+    first = client.put(f"/v1/batches/{batch_id}/files/a.csv", content=CSV)
+    assert first.status_code == 201
+    assert first.json() == {
+        "name": "a.csv",
+        "bytes": len(CSV),
+        "sha256": hashlib.sha256(CSV).hexdigest(),
+    }
+    client.put(f"/v1/batches/{batch_id}/files/b.csv", content=CSV)
+    replaced = CSV + b"2,u2,2024-01-01T11:00:00,x\n"
+    client.put(f"/v1/batches/{batch_id}/files/b.csv", content=replaced)
+    batch = client.get(f"/v1/batches/{batch_id}").json()
+    assert batch["file_count"] == 2
+    assert batch["bytes"] == len(CSV) + len(replaced)
+    assert {f["name"]: f["bytes"] for f in batch["files"]} == {
+        "a.csv": len(CSV),
+        "b.csv": len(replaced),
+    }
+
+    response = client.post(f"/v1/batches/{batch_id}", params={"action": "COMPLETE"})
+    assert response.status_code == 202
+    body = response.json()
+    assert body["batch"]["status"] == "staged"
+    job = body["job"]
+    assert job["state"] == "queued" and job["kind"] == "ingest" and job["subject_id"] == batch_id
+    assert client.get(f"/v1/jobs/{job['id']}").json()["state"] == "queued"
+    assert [j["id"] for j in client.get("/v1/jobs", params={"kind": "ingest"}).json()["items"]] == [
+        job["id"]
+    ]
+
+    late = client.put(f"/v1/batches/{batch_id}/files/c.csv", content=CSV)
+    assert late.status_code == 409
+    assert "'staged'" in late.json()["detail"]
+    again = client.post(f"/v1/batches/{batch_id}", params={"action": "COMPLETE"})
+    assert again.status_code == 409
+    assert client.post(f"/v1/batches/{batch_id}", params={"action": "ABORT"}).status_code == 409
+
+
+def test_bad_uploads_and_actions(client: TestClient) -> None:
+    _, batch_id = open_batch(client)
+    for name in (".hidden", "a%2Fb.csv", "..", "x" * 300):
+        response = client.put(f"/v1/batches/{batch_id}/files/{name}", content=CSV)
+        assert response.status_code in (404, 405, 422), (name, response.status_code)
+    assert client.get(f"/v1/batches/{batch_id}").json()["file_count"] == 0
+    empty = client.put(f"/v1/batches/{batch_id}/files/e.csv", content=b"")
+    assert empty.status_code == 422 and "empty" in empty.json()["detail"]
+    nothing = client.post(f"/v1/batches/{batch_id}", params={"action": "COMPLETE"})
+    assert nothing.status_code == 422 and "no files" in nothing.json()["detail"]
+    unknown = client.post(f"/v1/batches/{batch_id}", params={"action": "EXPLODE"})
+    assert unknown.status_code == 422 and "action" in unknown.json()["detail"]
+    wrong_format = client.post("/v1/batches", json={"dataset_id": "x", "format": "xml"})
+    assert wrong_format.status_code == 422
+    assert (
+        client.post("/v1/batches", json={"dataset_id": "nope", "format": "csv"}).status_code == 404
+    )
+
+
+def test_size_limit(client: TestClient, monkeypatch: object) -> None:
+    from app.config import get_settings
+
+    _, batch_id = open_batch(client)
+    settings = get_settings()
+    saved = settings.max_file_bytes
+    settings.max_file_bytes = 100
+    try:
+        response = client.put(f"/v1/batches/{batch_id}/files/big.csv", content=b"x" * 101)
+    finally:
+        settings.max_file_bytes = saved
+    assert response.status_code == 413
+    assert "split it" in response.json()["detail"]
+    assert client.get(f"/v1/batches/{batch_id}").json()["file_count"] == 0
+    staged = settings.staging_dir / batch_id
+    assert not staged.exists() or not any(staged.iterdir())
+
+
+def test_abort_and_list(client: TestClient) -> None:
+    dataset_id, first = open_batch(client)
+    second = client.post("/v1/batches", json={"dataset_id": dataset_id, "format": "json"}).json()[
+        "id"
+    ]
+    client.put(f"/v1/batches/{first}/files/a.csv", content=CSV)
+    aborted = client.post(f"/v1/batches/{first}", params={"action": "ABORT"})
+    assert aborted.status_code == 200
+    assert aborted.json()["batch"]["status"] == "aborted"
+    from app.config import get_settings
+
+    assert not (get_settings().staging_dir / first).exists()
+    listed = client.get("/v1/batches", params={"dataset_id": dataset_id}).json()
+    assert {b["id"] for b in listed["items"]} == {first, second}
+    only_loading = client.get("/v1/batches", params={"status": "loading"}).json()["items"]
+    assert [b["id"] for b in only_loading] == [second]
+    page = client.get("/v1/batches", params={"dataset_id": dataset_id, "limit": 1}).json()
+    assert len(page["items"]) == 1 and page["next_offset"] == 1
+    rest = client.get("/v1/batches", params={"dataset_id": dataset_id, "offset": 1}).json()
+    assert len(rest["items"]) == 1 and rest["next_offset"] is None
+    assert {page["items"][0]["id"], rest["items"][0]["id"]} == {first, second}
