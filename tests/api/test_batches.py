@@ -44,7 +44,9 @@ def test_files_complete_and_job(client: TestClient) -> None:
     body = response.json()
     assert body["batch"]["status"] == "staged"
     job = body["job"]
-    assert job["state"] == "queued" and job["kind"] == "ingest" and job["subject_id"] == batch_id
+    assert job["state"] == "queued"
+    assert job["kind"] == "ingest"
+    assert job["subject_id"] == batch_id
     assert client.get(f"/v1/jobs/{job['id']}").json()["state"] == "queued"
     assert [j["id"] for j in client.get("/v1/jobs", params={"kind": "ingest"}).json()["items"]] == [
         job["id"]
@@ -65,11 +67,14 @@ def test_bad_uploads_and_actions(client: TestClient) -> None:
         assert response.status_code in (404, 405, 422), (name, response.status_code)
     assert client.get(f"/v1/batches/{batch_id}").json()["file_count"] == 0
     empty = client.put(f"/v1/batches/{batch_id}/files/e.csv", content=b"")
-    assert empty.status_code == 422 and "empty" in empty.json()["detail"]
+    assert empty.status_code == 422
+    assert "empty" in empty.json()["detail"]
     nothing = client.post(f"/v1/batches/{batch_id}", params={"action": "COMPLETE"})
-    assert nothing.status_code == 422 and "no files" in nothing.json()["detail"]
+    assert nothing.status_code == 422
+    assert "no files" in nothing.json()["detail"]
     unknown = client.post(f"/v1/batches/{batch_id}", params={"action": "EXPLODE"})
-    assert unknown.status_code == 422 and "action" in unknown.json()["detail"]
+    assert unknown.status_code == 422
+    assert "action" in unknown.json()["detail"]
     wrong_format = client.post("/v1/batches", json={"dataset_id": "x", "format": "xml"})
     assert wrong_format.status_code == 422
     assert (
@@ -112,7 +117,9 @@ def test_abort_and_list(client: TestClient) -> None:
     only_loading = client.get("/v1/batches", params={"status": "loading"}).json()["items"]
     assert [b["id"] for b in only_loading] == [second]
     page = client.get("/v1/batches", params={"dataset_id": dataset_id, "limit": 1}).json()
-    assert len(page["items"]) == 1 and page["next_offset"] == 1
+    assert len(page["items"]) == 1
+    assert page["next_offset"] == 1
     rest = client.get("/v1/batches", params={"dataset_id": dataset_id, "offset": 1}).json()
-    assert len(rest["items"]) == 1 and rest["next_offset"] is None
+    assert len(rest["items"]) == 1
+    assert rest["next_offset"] is None
     assert {page["items"][0]["id"], rest["items"][0]["id"]} == {first, second}

@@ -111,7 +111,9 @@ def test_csv_multi_file_batch_reads_back_equal(client: TestClient, run_jobs: Run
     assert snapshots[0]["icebatch"]["icebatch.batch-id"] == batch["id"]
     job = client.get(f"/v1/jobs/{batch['job_id']}").json()
     assert snapshots[0]["icebatch"]["icebatch.request-id"] == job["request_id"]
-    assert job["state"] == "succeeded" and job["progress"] == 1.0 and job["attempt"] == 1
+    assert job["state"] == "succeeded"
+    assert job["progress"] == 1.0
+    assert job["attempt"] == 1
     assert job["result"] == {"snapshot_id": batch["snapshot_id"], "row_count": 1201}
 
 
@@ -128,8 +130,8 @@ def test_sorted_by_batch_within_day_partitions(
     # each batch wrote one file per day: the files' _batch_id bounds are one value each
     assert len(files) == 10
     for f in files:
-        bounds = {k: v for k, v in f.lower_bounds.items()}
-        uppers = {k: v for k, v in f.upper_bounds.items()}
+        bounds = dict(f.lower_bounds.items())
+        uppers = dict(f.upper_bounds.items())
         batch_field = max(bounds)  # _batch_id has the highest field id
         assert bounds[batch_field] == uppers[batch_field]
 
@@ -163,7 +165,9 @@ def test_json_lines_with_every_type(client: TestClient, run_jobs: RunJobs) -> No
     assert len(found) == 21
     assert found[0] == {**{f["name"]: None for f in ALL_TYPES}, "l": 7, "_batch_id": batch["id"]}
     for record, got in zip(sorted(records[:-1], key=lambda r: r["l"]), found[1:], strict=True):
-        assert got["b"] == record["b"] and got["i"] == record["i"] and got["l"] == record["l"]
+        assert got["b"] == record["b"]
+        assert got["i"] == record["i"]
+        assert got["l"] == record["l"]
         assert got["d"] == pytest.approx(record["d"])
         assert Decimal(got["dec"]) == Decimal(record["dec"])
         assert got["day"] == record["day"]
@@ -259,12 +263,15 @@ def test_bad_rows_fail_precisely_and_leave_no_snapshot(
         ("bad.csv", 4, "event_id"),
     ]
     reasons = [e["reason"] for e in batch["errors"]]
-    assert "abc" in reasons[0] and "long" in reasons[0]
+    assert "abc" in reasons[0]
+    assert "long" in reasons[0]
     assert "required" in reasons[2]
     assert client.get(f"/v1/datasets/{dataset['id']}/snapshots").json()["items"] == []
     assert rows(client, dataset["id"]) == []
     job = client.get(f"/v1/jobs/{batch['job_id']}").json()
-    assert job["state"] == "failed" and "invalid input" in job["error"] and job["attempt"] == 1
+    assert job["state"] == "failed"
+    assert "invalid input" in job["error"]
+    assert job["attempt"] == 1
 
 
 def test_header_mismatch_is_a_file_error(client: TestClient, run_jobs: RunJobs) -> None:
@@ -299,7 +306,8 @@ def test_duplicate_delivery_commits_once(client: TestClient, run_jobs: RunJobs) 
         session.execute(update(Batch).where(Batch.id == batch["id"]).values(status="staged"))
     tasks.ingest_task(batch["job_id"])
     after = client.get(f"/v1/batches/{batch['id']}").json()
-    assert after["status"] == "success" and after["snapshot_id"] == batch["snapshot_id"]
+    assert after["status"] == "success"
+    assert after["snapshot_id"] == batch["snapshot_id"]
     assert len(client.get(f"/v1/datasets/{dataset['id']}/snapshots").json()["items"]) == 1
     assert len(rows(client, dataset["id"])) == 100
 
@@ -317,10 +325,12 @@ def test_as_of_reads_earlier_snapshots(client: TestClient, run_jobs: RunJobs) ->
     assert len(rows(client, dataset["id"], as_of=first_time)) == 10
     assert len(rows(client, dataset["id"], limit=4, offset=12)) == 3
     missing = client.get(f"/v1/datasets/{dataset['id']}/rows", params={"as_of": "123"})
-    assert missing.status_code == 404 and "snapshot 123" in missing.json()["detail"]
+    assert missing.status_code == 404
+    assert "snapshot 123" in missing.json()["detail"]
     before = client.get(
         f"/v1/datasets/{dataset['id']}/rows", params={"as_of": "2000-01-01T00:00:00Z"}
     )
     assert before.status_code == 404
     garbage = client.get(f"/v1/datasets/{dataset['id']}/rows", params={"as_of": "soon"})
-    assert garbage.status_code == 422 and "ISO 8601" in garbage.json()["detail"]
+    assert garbage.status_code == 422
+    assert "ISO 8601" in garbage.json()["detail"]
