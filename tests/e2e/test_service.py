@@ -1,0 +1,181 @@
+"""End to end: `icebatch` processes on loopback driven over HTTP, as a user would.
+
+Embedded mode runs `icebatch up` (what a new user runs first); PostgreSQL + Redis run
+`icebatch api` and `icebatch worker` apart. The worker is killed with SIGKILL mid-ingest.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import signal
+import time
+from typing import Any
+
+import httpx
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from tests.api.test_datasets import EVENTS
+from tests.e2e.conftest import new_org
+from tests.e2e.service import Service, wait_for
+
+pytestmark = [pytest.mark.e2e, pytest.mark.spark]
+
+
+def start(service: Service) -> httpx.Client:
+    key = service.create_key(new_org())
+    if service.mode == "embedded":  # type: ignore[attr-defined]
+        service.start_up()
+    else:
+        service.start_api()
+        service.start_worker()
+    return service.client(key)
+
+
+def upload_batch(client: httpx.Client, dataset_id: str, fmt: str, files: dict[str, bytes]) -> str:
+    batch = client.post("/v1/batches", json={"dataset_id": dataset_id, "format": fmt})
+    assert batch.status_code == 201, batch.text
+    batch_id: str = batch.json()["id"]
+    for name, content in files.items():
+        put = client.put(f"/v1/batches/{batch_id}/files/{name}", content=content)
+        assert put.status_code == 201, put.text
+    done = client.post(f"/v1/batches/{batch_id}", params={"action": "COMPLETE"})
+    assert done.status_code == 202, done.text
+    return batch_id
+
+
+def finished(client: httpx.Client, batch_id: str, timeout: float = 240) -> dict[str, Any]:
+    def terminal() -> dict[str, Any] | None:
+        batch: dict[str, Any] = client.get(f"/v1/batches/{batch_id}").json()
+        return batch if batch["status"] in ("success", "failed") else None
+
+    result: dict[str, Any] = wait_for(terminal, timeout, f"batch {batch_id} to finish", every=0.5)
+    return result
+
+
+def read_rows(client: httpx.Client, dataset_id: str) -> list[dict[str, Any]]:
+    response = client.get(f"/v1/datasets/{dataset_id}/rows")
+    assert response.status_code == 200
+    return [json.loads(line) for line in response.text.splitlines()]
+
+
+def big_parquet(rows: int) -> bytes:
+    rng = np.random.default_rng(11)
+    start = np.datetime64("2024-01-01T00:00:00", "us")
+    table = pa.table(
+        {
+            "event_id": pa.array(np.arange(rows, dtype=np.int64)),
+            "user_id": pa.array(np.char.add("u", rng.integers(0, 5000, rows).astype(str))),
+            "event_time": pa.array(start + rng.integers(0, 30 * 86400 * 10**6, rows)),
+            "payload": pa.array(np.full(rows, "x" * 40)),
+        }
+    )
+    sink = io.BytesIO()
+    pq.write_table(table, sink, row_group_size=200_000)
+    return sink.getvalue()
+
+
+def test_walkthrough(service: Service) -> None:
+    client = start(service)
+    ready = httpx.get(f"{service.url}/readyz").json()
+    assert ready == {
+        "status": "ready",
+        "checks": {"database": "ok", "broker": "ok", "catalog": "ok"},
+    }
+    assert (
+        "/v1/batches/{batch_id}/files/{name}"
+        in httpx.get(f"{service.url}/openapi.json").json()["paths"]
+    )
+    assert httpx.get(f"{service.url}/v1/datasets").status_code == 401
+
+    dataset = client.post("/v1/datasets", json=EVENTS).json()
+    csv = (
+        b"event_id,user_id,event_time,payload\n"
+        b"1,u1,2024-01-01T10:00:00,a\n2,u2,2024-01-02T10:00:00,b\n"
+    )
+    jsonl = b'{"event_id": 3, "user_id": "u3", "event_time": "2024-01-03T10:00:00"}\n'
+    first = finished(client, upload_batch(client, dataset["id"], "csv", {"a.csv": csv}))
+    second = finished(client, upload_batch(client, dataset["id"], "json", {"b.json": jsonl}))
+    assert first["status"] == "success", first
+    assert second["status"] == "success", second
+    got = sorted(read_rows(client, dataset["id"]), key=lambda r: r["event_id"])
+    assert [(r["event_id"], r["user_id"], r["event_time"], r["_batch_id"]) for r in got] == [
+        (1, "u1", "2024-01-01T10:00:00", first["id"]),
+        (2, "u2", "2024-01-02T10:00:00", first["id"]),
+        (3, "u3", "2024-01-03T10:00:00", second["id"]),
+    ]
+    snapshots = client.get(f"/v1/datasets/{dataset['id']}/snapshots").json()["items"]
+    assert [s["icebatch"]["icebatch.batch-id"] for s in snapshots] == [second["id"], first["id"]]
+    job = client.get(f"/v1/jobs/{first['job_id']}").json()
+    assert job["state"] == "succeeded"
+    assert job["duration_seconds"] > 0
+    metrics = httpx.get(f"{service.url}/metrics").text
+    assert (
+        'icebatch_http_requests_total{method="POST",route="/v1/datasets",status="201"}' in metrics
+    )
+
+
+def test_worker_killed_mid_ingest_loses_nothing(service: Service) -> None:
+    """SIGKILL the worker while its Spark job runs: no partial data, then success on retry."""
+    key = service.create_key(new_org())
+    service.start_api()
+    service.start_worker()
+    client = service.client(key)
+    dataset = client.post("/v1/datasets", json=EVENTS).json()
+    rows = 1_500_000
+    batch_id = upload_batch(client, dataset["id"], "parquet", {"big.parquet": big_parquet(rows)})
+    job_id = client.get(f"/v1/batches/{batch_id}").json()["job_id"]
+
+    def in_spark() -> bool:
+        job = client.get(f"/v1/jobs/{job_id}").json()
+        return job["state"] == "running" and job["stage"] in ("validating", "writing")
+
+    wait_for(in_spark, 120, "the ingest job to be inside its Spark job", every=0.1)
+    time.sleep(1.0)
+    service.kill("worker", signal.SIGKILL)
+    assert client.get(f"/v1/datasets/{dataset['id']}/snapshots").json()["items"] == []
+    assert client.get(f"/v1/batches/{batch_id}").json()["status"] == "processing"
+
+    service.start_worker()  # its reconciler sees the stale heartbeat and re-queues the job
+    batch = finished(client, batch_id)
+    assert batch["status"] == "success", (batch, service.logs())
+    assert batch["row_count"] == rows
+    job = client.get(f"/v1/jobs/{job_id}").json()
+    assert job["state"] == "succeeded"
+    assert job["attempt"] == 2
+    snapshots = client.get(f"/v1/datasets/{dataset['id']}/snapshots").json()["items"]
+    assert len(snapshots) == 1
+    assert snapshots[0]["summary"]["added-records"] == str(rows)
+    ids = {r["event_id"] for r in read_rows(client, dataset["id"])}
+    assert ids == set(range(rows))
+
+
+def test_duplicate_message_commits_once(service: Service) -> None:
+    from app.jobs.broker import QUEUE, make_celery
+
+    client = start(service)
+    dataset = client.post("/v1/datasets", json=EVENTS).json()
+    csv = b"event_id,user_id,event_time,payload\n1,u1,2024-01-01T10:00:00,a\n"
+    batch = finished(client, upload_batch(client, dataset["id"], "csv", {"a.csv": csv}))
+    assert batch["status"] == "success"
+    from app.config import Settings
+
+    settings = Settings(
+        **{
+            k.removeprefix("ICEBATCH_").lower(): v
+            for k, v in service.env.items()
+            if k.startswith("ICEBATCH_") and v
+        }
+    )
+    celery = make_celery(settings)
+    for _ in range(2):
+        celery.send_task("icebatch.ingest", args=[batch["job_id"]], queue=QUEUE)
+    time.sleep(5)
+    job = client.get(f"/v1/jobs/{batch['job_id']}").json()
+    assert job["attempt"] == 1
+    assert job["state"] == "succeeded"
+    assert len(client.get(f"/v1/datasets/{dataset['id']}/snapshots").json()["items"]) == 1
+    assert len(read_rows(client, dataset["id"])) == 1
