@@ -26,6 +26,9 @@ def make_celery(settings: Settings) -> Celery:
         broker_transport_options=(
             {"visibility_timeout": 3600} if settings.broker_url.startswith("redis") else {}
         ),
+        # the API publishes after commit; a broker that is down must not hold a request long:
+        # the outbox keeps the message and the reconciler publishes it later
+        task_publish_retry_policy={"max_retries": 2, "interval_start": 0, "interval_step": 0.5},
         task_serializer="json",
         accept_content=["json"],
     )

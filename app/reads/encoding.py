@@ -13,7 +13,7 @@ import pyarrow as pa
 
 
 def json_value(value: Any) -> Any:
-    """A JSON-ready form of an Arrow Python value (maps become objects when keys are strings)."""
+    """A JSON-ready form of an Arrow Python value (maps arrive as dicts: keys become strings)."""
     if value is None or isinstance(value, bool | int | float | str):
         return value
     if isinstance(value, datetime | date | time):
@@ -23,14 +23,8 @@ def json_value(value: Any) -> Any:
     if isinstance(value, bytes):
         return base64.b64encode(value).decode()
     if isinstance(value, dict):
-        return {k: json_value(v) for k, v in value.items()}
-    if isinstance(value, list):
-        if value and all(isinstance(v, tuple) and len(v) == 2 for v in value):
-            if all(isinstance(k, str) for k, _ in value):
-                return {k: json_value(v) for k, v in value}
-            return [{"key": json_value(k), "value": json_value(v)} for k, v in value]
-        return [json_value(v) for v in value]
-    if isinstance(value, tuple):
+        return {str(json_value(k)): json_value(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
         return [json_value(v) for v in value]
     return str(value)
 
@@ -39,7 +33,7 @@ def jsonl(batches: Iterable[pa.RecordBatch]) -> Iterator[bytes]:
     for batch in batches:
         lines = [
             json.dumps({k: json_value(v) for k, v in row.items()}, separators=(",", ":"))
-            for row in batch.to_pylist()
+            for row in batch.to_pylist(maps_as_pydicts="lossy")
         ]
         if lines:
             yield ("\n".join(lines) + "\n").encode()

@@ -1,0 +1,116 @@
+"""The job runtime on the real metadata stores: outbox, claim, fencing, stale heartbeats."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy import select, update
+
+from app.db import session_scope
+from app.jobs import reconciler
+from app.jobs.broker import get_celery, make_celery
+from app.models import Batch, Job, OutboxMessage
+from tests.api.test_batches import CSV, open_batch
+from workers import runtime
+
+
+def completed_batch(client: TestClient) -> tuple[str, str]:
+    _, batch_id = open_batch(client)
+    client.put(f"/v1/batches/{batch_id}/files/a.csv", content=CSV)
+    job = client.post(f"/v1/batches/{batch_id}", params={"action": "COMPLETE"}).json()["job"]
+    return batch_id, job["id"]
+
+
+def outbox(job_id: str) -> list[OutboxMessage]:
+    with session_scope() as session:
+        return list(session.scalars(select(OutboxMessage).where(OutboxMessage.job_id == job_id)))
+
+
+def test_broker_down_keeps_the_message_for_the_reconciler(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from app.config import get_settings
+
+    settings = get_settings()
+    down = make_celery(settings.model_copy(update={"broker_url": "redis://127.0.0.1:1/0"}))
+    monkeypatch.setattr("app.jobs.service.get_celery", lambda: down)
+    _, job_id = completed_batch(client)
+    [message] = outbox(job_id)
+    assert message.published_at is None  # the request still succeeded, nothing was lost
+
+    monkeypatch.setattr("app.jobs.service.get_celery", get_celery)
+    monkeypatch.setattr(settings, "outbox_grace_seconds", 0.0)
+    counts = reconciler.reconcile_once()
+    assert counts["republished"] >= 1
+    [message] = outbox(job_id)
+    assert message.published_at is not None
+
+
+def test_claim_is_exclusive_and_fenced(client: TestClient) -> None:
+    _, job_id = completed_batch(client)
+    first = runtime.claim(job_id)
+    assert first is not None
+    assert first.attempt == 1
+    assert runtime.claim(job_id) is None  # a duplicate delivery gets nothing
+
+    # the worker goes silent; the reconciler hands the job to a new attempt
+    with session_scope() as session:
+        session.execute(
+            update(Job)
+            .where(Job.id == job_id)
+            .values(heartbeat_at=datetime.now(UTC) - timedelta(hours=1))
+        )
+    assert reconciler.reconcile_once()["requeued"] == 1
+    second = runtime.claim(job_id)
+    assert second is not None
+    assert second.attempt == 2
+    with pytest.raises(runtime.LeaseLost):
+        first.check_lease()  # the old attempt can no longer commit ...
+    assert not runtime._fenced(first, result={"stale": True})  # ... nor write its result
+    second.check_lease()
+    assert runtime._fenced(second, state="succeeded", result={"ok": True})
+    with session_scope() as session:
+        job = session.get(Job, job_id)
+        assert job is not None
+        assert (job.state, job.result, job.attempt) == ("succeeded", {"ok": True}, 2)
+
+
+def test_exhausted_attempts_fail_the_job_and_the_batch(client: TestClient) -> None:
+    batch_id, job_id = completed_batch(client)
+    for _ in range(3):
+        assert runtime.claim(job_id) is not None
+        with session_scope() as session:
+            session.execute(
+                update(Job)
+                .where(Job.id == job_id)
+                .values(heartbeat_at=datetime.now(UTC) - timedelta(hours=1))
+            )
+        reconciler.reconcile_once()
+    job = client.get(f"/v1/jobs/{job_id}").json()
+    assert job["state"] == "failed"
+    assert job["attempt"] == 3
+    assert "stopped responding on each of 3 attempts" in job["error"]
+    batch = client.get(f"/v1/batches/{batch_id}").json()
+    assert batch["status"] == "failed"
+    assert "stopped responding" in batch["errors"][0]["reason"]
+    with session_scope() as session:
+        assert session.get(Batch, batch_id) is not None
+
+
+def test_handler_errors_retry_then_fail(client: TestClient) -> None:
+    _, job_id = completed_batch(client)
+    calls: list[int] = []
+
+    def flaky(ctx: runtime.JobContext) -> dict[str, object]:
+        calls.append(ctx.attempt)
+        raise RuntimeError("spark went away")
+
+    for _ in range(3):
+        runtime.run_job(job_id, flaky)
+    runtime.run_job(job_id, flaky)  # nothing left to run
+    assert calls == [1, 2, 3]
+    job = client.get(f"/v1/jobs/{job_id}").json()
+    assert job["state"] == "failed"
+    assert job["error"] == "RuntimeError: spark went away"
