@@ -7,6 +7,7 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 VENV="${ICEBATCH_VENV:-$ROOT/.venv}"
 JARS="$ROOT/build/jars"
+CACHE="${XDG_CACHE_HOME:-$HOME/.cache}/icebatch/jars"   # built once per machine, reused by clones
 ICEBERG_DEPS_VERSION="1.0.3"          # snowpark-connect-deps-iceberg: ships iceberg-spark-runtime 1.10.2
 RUNTIME_JAR="iceberg-spark-runtime-3.5_2.12-1.10.2.jar"
 PYTHON="${PYTHON:-python3}"
@@ -29,8 +30,8 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-mkdir -p "$JARS"
-if [ ! -f "$JARS/$RUNTIME_JAR" ] || [ ! -f "$JARS/iceberg-shaded-jackson.jar" ]; then
+mkdir -p "$JARS" "$CACHE"
+if [ ! -f "$CACHE/$RUNTIME_JAR" ] || [ ! -f "$CACHE/iceberg-shaded-jackson.jar" ]; then
   say "building the Iceberg Spark runtime with relocated Jackson"
   work="$(mktemp -d)"
   trap 'rm -rf "$work"' EXIT
@@ -47,8 +48,9 @@ if [ ! -f "$JARS/$RUNTIME_JAR" ] || [ ! -f "$JARS/iceberg-shaded-jackson.jar" ];
   echo 'rule com.fasterxml.jackson.** org.apache.iceberg.shaded.com.fasterxml.jackson.@1' >"$work/rules.txt"
   java -jar /usr/share/java/jarjar.jar process "$work/rules.txt" "$work/jackson-all.jar" \
     "$work/iceberg-shaded-jackson.jar"
-  cp "$work/$RUNTIME_JAR" "$work/iceberg-shaded-jackson.jar" "$JARS/"
+  cp "$work/$RUNTIME_JAR" "$work/iceberg-shaded-jackson.jar" "$CACHE/"
 fi
+cp -f "$CACHE/$RUNTIME_JAR" "$CACHE/iceberg-shaded-jackson.jar" "$JARS/"
 for j in sqlite-jdbc postgresql; do
   ln -sf "/usr/share/java/$j.jar" "$JARS/$j.jar"
 done
@@ -58,5 +60,12 @@ if [ ! -x "$VENV/bin/python" ]; then
   "$PYTHON" -m venv "$VENV"
 fi
 say "installing Python packages (pinned in pyproject.toml)"
-"$VENV/bin/python" -m pip install --quiet -e "$ROOT[dev]"
+log="$(mktemp)"
+# constraints.txt pins every transitive package too (regenerate: pip freeze --exclude-editable)
+if ! "$VENV/bin/python" -m pip install --quiet -c "$ROOT/constraints.txt" -e "$ROOT[dev]" >"$log" 2>&1
+then
+  cat "$log"; rm -f "$log"; exit 1
+fi
+rm -f "$log"
+"$VENV/bin/python" -c "import app, workers, pyspark, pyiceberg" # fail here, not in the tests
 say "ready: activate with 'source .venv/bin/activate', then 'icebatch up' or 'make test'"
