@@ -114,6 +114,12 @@ def chunks(path: Path, size: int = 1 << 20) -> Iterator[bytes]:
             yield block
 
 
+def poll(deadline: float, what: str) -> None:
+    if time.perf_counter() > deadline:
+        raise TimeoutError(f"{what} did not finish in time")
+    time.sleep(0.1)
+
+
 def ingest(client: httpx.Client, dataset_id: str, fmt: str, path: Path) -> dict[str, Any]:
     """Upload one file as one batch and wait for success: job and end-to-end seconds."""
     began = time.perf_counter()
@@ -124,11 +130,10 @@ def ingest(client: httpx.Client, dataset_id: str, fmt: str, path: Path) -> dict[
     job_id = done.raise_for_status().json()["job"]["id"]
     deadline = began + 1200
     while (state := client.get(f"/v1/batches/{batch_id}").json())["status"] not in DONE:
-        if time.perf_counter() > deadline:
-            raise TimeoutError(f"batch {batch_id} still {state['status']}")
-        time.sleep(0.2)
+        poll(deadline, f"batch {batch_id}")
     wall = time.perf_counter() - began
-    job = client.get(f"/v1/jobs/{job_id}").json()
+    while (job := client.get(f"/v1/jobs/{job_id}").json())["finished_at"] is None:
+        poll(deadline, f"job {job_id}")  # the batch is closed just before its job row
     if state["status"] != "success":
         raise RuntimeError(f"batch failed: {state.get('errors')} {job.get('error')}")
     span = datetime.fromisoformat(job["finished_at"]) - datetime.fromisoformat(job["started_at"])

@@ -129,12 +129,18 @@ def test_worker_killed_mid_ingest_loses_nothing(service: Service) -> None:
     batch_id = upload_batch(client, dataset["id"], "parquet", {"big.parquet": big_parquet(rows)})
     job_id = client.get(f"/v1/batches/{batch_id}").json()["job_id"]
 
+    progress: list[float] = []
+
     def in_spark() -> bool:
         job = client.get(f"/v1/jobs/{job_id}").json()
+        progress.append(job["progress"])
         return job["state"] == "running" and job["stage"] in ("validating", "writing")
 
     wait_for(in_spark, 120, "the ingest job to be inside its Spark job", every=0.1)
     time.sleep(1.0)
+    progress.append(client.get(f"/v1/batches/{batch_id}").json()["progress"])
+    assert 0 < progress[-1] < 1  # progress moves while Spark works
+    assert progress == sorted(progress)
     service.kill("worker", signal.SIGKILL)
     assert client.get(f"/v1/datasets/{dataset['id']}/snapshots").json()["items"] == []
     assert client.get(f"/v1/batches/{batch_id}").json()["status"] == "processing"
