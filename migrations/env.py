@@ -10,6 +10,7 @@ from sqlalchemy import Connection
 import app.models  # noqa: F401  (registers every model on Base.metadata)
 from app.config import get_settings
 from app.db import Base, make_engine
+from app.models.base import UTCDateTime
 
 target_metadata = Base.metadata
 
@@ -21,11 +22,19 @@ def include_object(
     return not (type_ == "table" and name is not None and name.startswith("iceberg_"))
 
 
+def render_item(type_: str, obj: Any, autogen_context: Any) -> str | bool:
+    """Render app types as plain SQLAlchemy ones, so migrations never import the app."""
+    if type_ == "type" and isinstance(obj, UTCDateTime):
+        return "sa.DateTime(timezone=True)"
+    return False
+
+
 def run_with(connection: Connection) -> None:
     context.configure(
         connection=connection,
         target_metadata=target_metadata,
         include_object=include_object,
+        render_item=render_item,
         render_as_batch=connection.dialect.name == "sqlite",
     )
     with context.begin_transaction():

@@ -1,8 +1,8 @@
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Query, Request, Response
+from fastapi import APIRouter, Query, Request
 
 from app.auth import DbSession, Org
 from app.batches import repository, service
@@ -14,6 +14,7 @@ from app.batches.schemas import (
     BatchList,
     BatchOut,
 )
+from app.idempotency import IdempotencyHeader, run_once
 from app.jobs import service as jobs
 from app.models import BatchStatus
 
@@ -21,9 +22,15 @@ router = APIRouter(prefix="/v1/batches", tags=["batches"])
 
 
 @router.post("", status_code=201, response_model=BatchOut)
-def open_batch(body: BatchCreate, org: Org, session: DbSession) -> BatchOut:
+def open_batch(
+    body: BatchCreate, org: Org, session: DbSession, request: Request, key: IdempotencyHeader = None
+) -> Any:
     """Open a batch; it accepts files while 'loading'."""
-    return service.to_out(session, service.open_batch(session, org, body))
+
+    def run() -> tuple[int, BatchOut]:
+        return 201, service.to_out(session, service.open_batch(session, org, body))
+
+    return run_once(session, org, key, request, body, run)
 
 
 @router.put("/{batch_id}/files/{name}", status_code=201, response_model=BatchFileOut)
@@ -35,17 +42,29 @@ async def upload_file(
     return BatchFileOut(name=stored.name, bytes=stored.bytes, sha256=stored.sha256)
 
 
-@router.post("/{batch_id}", response_model=BatchActionOut)
+@router.post(
+    "/{batch_id}",
+    response_model=BatchActionOut,
+    responses={202: {"model": BatchActionOut, "description": "COMPLETE: the ingest job"}},
+)
 def act_on_batch(
-    batch_id: str, action: BatchAction, org: Org, session: DbSession, response: Response
-) -> BatchActionOut:
+    batch_id: str,
+    action: BatchAction,
+    org: Org,
+    session: DbSession,
+    request: Request,
+    key: IdempotencyHeader = None,
+) -> Any:
     """COMPLETE promotes the batch (202, a job); ABORT drops a loading batch."""
-    if action is BatchAction.COMPLETE:
-        batch, job = service.complete(session, org, batch_id)
-        response.status_code = 202
-        return BatchActionOut(batch=service.to_out(session, batch), job=jobs.to_out(job))
-    batch = service.abort(session, org, batch_id)
-    return BatchActionOut(batch=service.to_out(session, batch), job=None)
+
+    def run() -> tuple[int, BatchActionOut]:
+        if action is BatchAction.COMPLETE:
+            batch, job = service.complete(session, org, batch_id)
+            return 202, BatchActionOut(batch=service.to_out(session, batch), job=jobs.to_out(job))
+        batch = service.abort(session, org, batch_id)
+        return 200, BatchActionOut(batch=service.to_out(session, batch), job=None)
+
+    return run_once(session, org, key, request, None, run)
 
 
 @router.get("/{batch_id}", response_model=BatchOut)

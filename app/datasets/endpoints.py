@@ -1,23 +1,34 @@
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Request
 
 from app.auth import DbSession, Org
 from app.datasets import repository, service
 from app.datasets.schemas import DatasetCreate, DatasetList, DatasetOut, SnapshotList
+from app.idempotency import IdempotencyHeader, run_once
 from app.lake.catalog import get_catalog
 
 router = APIRouter(prefix="/v1/datasets", tags=["datasets"])
 
 
 @router.post("", status_code=201, response_model=DatasetOut, response_model_by_alias=True)
-def create_dataset(body: DatasetCreate, org: Org, session: DbSession) -> DatasetOut:
+def create_dataset(
+    body: DatasetCreate,
+    org: Org,
+    session: DbSession,
+    request: Request,
+    key: IdempotencyHeader = None,
+) -> Any:
     """Create a dataset and its Iceberg table."""
-    catalog = get_catalog()
-    dataset = service.create(session, catalog, org, body)
-    return service.describe(dataset, service.load(catalog, dataset))
+
+    def run() -> tuple[int, DatasetOut]:
+        catalog = get_catalog()
+        dataset = service.create(session, catalog, org, body)
+        return 201, service.describe(dataset, service.load(catalog, dataset))
+
+    return run_once(session, org, key, request, body, run)
 
 
 @router.get("", response_model=DatasetList, response_model_by_alias=True)

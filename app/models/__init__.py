@@ -3,6 +3,7 @@
 from app.models.api_key import ApiKey
 from app.models.batch import Batch, BatchFile, BatchStatus
 from app.models.dataset import Dataset
+from app.models.idempotency import IdempotencyKey
 from app.models.job import Job, JobState, OutboxMessage
 
 __all__ = [
@@ -11,6 +12,7 @@ __all__ = [
     "BatchFile",
     "BatchStatus",
     "Dataset",
+    "IdempotencyKey",
     "Job",
     "JobState",
     "OutboxMessage",

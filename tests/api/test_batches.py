@@ -7,6 +7,7 @@ import hashlib
 from fastapi.testclient import TestClient
 
 from tests.api.test_datasets import EVENTS
+from tests.conftest import ClientFactory
 
 CSV = b"event_id,user_id,event_time,payload\n1,u1,2024-01-01T10:00:00,hello\n"
 
@@ -123,3 +124,40 @@ def test_abort_and_list(client: TestClient) -> None:
     assert len(rest["items"]) == 1
     assert rest["next_offset"] is None
     assert {page["items"][0]["id"], rest["items"][0]["id"]} == {first, second}
+
+
+def test_idempotency_key_replays_the_first_response(client: TestClient) -> None:
+    dataset = client.post("/v1/datasets", json=EVENTS).json()
+    body = {"dataset_id": dataset["id"], "format": "csv"}
+    headers = {"Idempotency-Key": "open-batch-1"}
+    first = client.post("/v1/batches", json=body, headers=headers)
+    again = client.post("/v1/batches", json=body, headers=headers)
+    assert first.status_code == again.status_code == 201
+    assert again.json() == first.json()
+    assert again.headers["idempotent-replayed"] == "true"
+    listed = client.get("/v1/batches", params={"dataset_id": dataset["id"]}).json()["items"]
+    assert [b["id"] for b in listed] == [first.json()["id"]]  # one batch, not two
+
+    other = client.post("/v1/batches", json={**body, "format": "json"}, headers=headers)
+    assert other.status_code == 422
+    assert "another request" in other.json()["detail"]
+
+    batch_id = first.json()["id"]
+    client.put(f"/v1/batches/{batch_id}/files/a.csv", content=CSV)
+    complete = {"Idempotency-Key": "complete-1"}
+    done = client.post(f"/v1/batches/{batch_id}", params={"action": "COMPLETE"}, headers=complete)
+    retry = client.post(f"/v1/batches/{batch_id}", params={"action": "COMPLETE"}, headers=complete)
+    assert done.status_code == retry.status_code == 202
+    assert retry.json()["job"]["id"] == done.json()["job"]["id"]
+    assert len(client.get("/v1/jobs").json()["items"]) == 1
+    # without the key, a second COMPLETE is a conflict that says why
+    assert client.post(f"/v1/batches/{batch_id}", params={"action": "COMPLETE"}).status_code == 409
+
+
+def test_idempotency_keys_are_per_org(client_for: ClientFactory) -> None:
+    alice, bob = client_for(), client_for()
+    headers = {"Idempotency-Key": "same"}
+    a = alice.post("/v1/datasets", json=EVENTS, headers=headers)
+    b = bob.post("/v1/datasets", json=EVENTS, headers=headers)
+    assert a.status_code == b.status_code == 201
+    assert a.json()["id"] != b.json()["id"]

@@ -1,0 +1,74 @@
+"""`Idempotency-Key` on POSTs: a retried request gets the first response, nothing runs twice."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from typing import Annotated, Any
+
+from fastapi import Header, Request
+from fastapi.encoders import jsonable_encoder
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel
+from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from app.errors import Conflict, InvalidInput
+from app.models import IdempotencyKey
+
+IdempotencyHeader = Annotated[
+    str | None,
+    Header(
+        alias="Idempotency-Key",
+        max_length=255,
+        description="Any unique string; a retry with the same key gets the first response.",
+    ),
+]
+
+
+def fingerprint(request: Request, body: BaseModel | None) -> str:
+    parts = [request.method, request.url.path, str(request.url.query)]
+    if body is not None:
+        parts.append(body.model_dump_json(by_alias=True))
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+
+
+def run_once(
+    session: Session,
+    org: str,
+    key: str | None,
+    request: Request,
+    body: BaseModel | None,
+    run: Callable[[], tuple[int, BaseModel]],
+) -> Any:
+    """Run `run` (→ status, response model) once per key; replay its response to retries."""
+    if key is None:
+        status, response = run()
+        return JSONResponse(jsonable_encoder(response, by_alias=True), status_code=status)
+    print_ = fingerprint(request, body)
+    existing = session.scalar(
+        select(IdempotencyKey).where(IdempotencyKey.org == org, IdempotencyKey.key == key)
+    )
+    if existing is None:
+        record = IdempotencyKey(org=org, key=key, fingerprint=print_)
+        try:
+            with session.begin_nested():
+                session.add(record)
+        except IntegrityError:
+            raise Conflict(
+                f"a request with Idempotency-Key {key!r} is in progress; retry it shortly"
+            ) from None
+        status, response = run()
+        record.status_code = status
+        record.response = jsonable_encoder(response, by_alias=True)
+        session.flush()
+        return JSONResponse(record.response, status_code=status)
+    if existing.fingerprint != print_:
+        raise InvalidInput(
+            f"Idempotency-Key {key!r} was first used for another request; use a new key"
+        )
+    if existing.status_code is None:
+        raise Conflict(f"a request with Idempotency-Key {key!r} is in progress; retry it shortly")
+    headers = {"Idempotent-Replayed": "true"}
+    return JSONResponse(existing.response, status_code=existing.status_code, headers=headers)
