@@ -10,6 +10,7 @@ import random
 from collections.abc import Callable
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -76,6 +77,14 @@ def pandas_model(*files: bytes) -> list[dict[str, Any]]:
     return sorted(expected, key=lambda r: r["event_id"])
 
 
+def data_files(client: TestClient, dataset: str) -> list[Path]:
+    from app.config import get_settings
+
+    warehouse = Path(get_settings().warehouse.removeprefix("file://"))
+    org = client.org  # type: ignore[attr-defined]
+    return sorted(warehouse.glob(f"{org}/{dataset}/data/**/*.parquet"))
+
+
 def strip_batch(found: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return sorted(
         ({k: v for k, v in r.items() if k != "_batch_id"} for r in found),
@@ -106,6 +115,7 @@ def test_csv_multi_file_batch_reads_back_equal(client: TestClient, run_jobs: Run
 
     snapshots = client.get(f"/v1/datasets/{dataset['id']}/snapshots").json()["items"]
     assert len(snapshots) == 1
+    assert len(data_files(client, "events")) == int(snapshots[0]["summary"]["added-data-files"])
     assert snapshots[0]["snapshot_id"] == batch["snapshot_id"]
     assert snapshots[0]["icebatch"]["icebatch.operation"] == "ingest"
     assert snapshots[0]["icebatch"]["icebatch.batch-id"] == batch["id"]
@@ -268,6 +278,7 @@ def test_bad_rows_fail_precisely_and_leave_no_snapshot(
     assert "required" in reasons[2]
     assert client.get(f"/v1/datasets/{dataset['id']}/snapshots").json()["items"] == []
     assert rows(client, dataset["id"]) == []
+    assert data_files(client, "events") == []  # the aborted write left no file behind
     job = client.get(f"/v1/jobs/{batch['job_id']}").json()
     assert job["state"] == "failed"
     assert "invalid input" in job["error"]

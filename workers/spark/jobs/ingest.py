@@ -16,7 +16,6 @@ from pyiceberg.types import (
     StringType,
     StructType,
 )
-from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
@@ -28,6 +27,7 @@ from workers.spark.progress import SparkProgress
 from workers.spark.types import spark_schema, spark_type
 
 BAD, FILE, CORRUPT = "__bad", "__file", "__corrupt"
+INVALID = "ICEBATCH_INVALID_ROW: a row does not match the dataset schema"
 
 
 @dataclass
@@ -163,8 +163,11 @@ def ingest(
     before_commit: Callable[[], None],
     max_errors: int = 100,
 ) -> IngestOutcome:
-    """Validate every row, then append them in one snapshot; nothing is written on error.
+    """Append every row in one snapshot, or none when any row is invalid.
 
+    Validation happens inside the write, in a single pass: a bad row raises in Spark, which
+    aborts the write (Iceberg deletes the files it wrote, nothing commits). Only then does a
+    second pass count bad rows per file, and the files are explained row by row.
     `schema` is the dataset's schema without `_batch_id`. `before_commit` is called right
     before the write starts (the lease check) and may raise to stop it.
     """
@@ -172,26 +175,33 @@ def ingest(
     file_errors = file_level_errors(files, fmt, schema)
     if file_errors:
         return IngestOutcome(errors=[e.as_dict() for e in file_errors[:max_errors]])
-    frame = validated_frame(spark, files, fmt, schema).persist(StorageLevel.MEMORY_AND_DISK)
+    frame = validated_frame(spark, files, fmt, schema)
+    # a filter, not a column: Spark would prune a dropped column and never evaluate it
+    checked = frame.filter(F.when(F.col(BAD), F.raise_error(F.lit(INVALID))).otherwise(True))
+    writer = checked.drop(BAD, FILE).withColumn(BATCH_COLUMN, F.lit(batch_id)).writeTo(table)
+    for key, value in snapshot_properties.items():
+        writer = writer.option(f"snapshot-property.{key}", value)
+    before_commit()
+    progress.phase("writing", 0.05, 0.97)
     try:
-        progress.phase("validating", 0.05, 0.4)
-        stats = frame.groupBy(FILE).agg(
-            F.count(F.lit(1)).alias("rows"), F.sum(F.col(BAD).cast("long")).alias("bad")
-        )
-        per_file = {r[FILE]: (int(r["rows"]), int(r["bad"] or 0)) for r in stats.collect()}
-        row_count = sum(rows for rows, _ in per_file.values())
-        bad_files = [f for f in files if per_file.get(f.path.name, (0, 0))[1] > 0]
-        if bad_files:
-            return IngestOutcome(row_count, _explain(bad_files, fmt, schema, per_file, max_errors))
-        before_commit()
-        progress.phase("writing", 0.4, 0.97)
-        writer = frame.drop(BAD, FILE).withColumn(BATCH_COLUMN, F.lit(batch_id)).writeTo(table)
-        for key, value in snapshot_properties.items():
-            writer = writer.option(f"snapshot-property.{key}", value)
         writer.append()
-        return IngestOutcome(row_count=row_count)
-    finally:
-        frame.unpersist()
+    except Exception as exc:
+        if INVALID not in str(exc):
+            raise
+    else:
+        return IngestOutcome()
+    progress.phase("explaining", 0.5, 0.9)
+    stats = frame.groupBy(FILE).agg(
+        F.count(F.lit(1)).alias("rows"), F.sum(F.col(BAD).cast("long")).alias("bad")
+    )
+    per_file = {r[FILE]: (int(r["rows"]), int(r["bad"] or 0)) for r in stats.collect()}
+    row_count = sum(rows for rows, _ in per_file.values())
+    bad_files = [f for f in files if per_file.get(f.path.name, (0, 0))[1] > 0]
+    errors = _explain(bad_files, fmt, schema, per_file, max_errors)
+    return IngestOutcome(
+        row_count,
+        errors or [{"file": None, "row": None, "field": None, "value": None, "reason": INVALID}],
+    )
 
 
 def _explain(
