@@ -212,6 +212,8 @@ def report(rows: int, ice: list[dict[str, Any]], spark: dict[str, list[float]]) 
     spark_s = best["plain Spark write"]
     print(f"ratio job / Spark (rows/s): {spark_s / best['Icebatch job']:.2f} (goal >= 0.8)")
     print(f"ratio end-to-end / Spark (rows/s): {spark_s / best['Icebatch end-to-end']:.2f}")
+    by_day = best["(Spark write by day)"]
+    print(f"ratio job / Spark write by day (same layout): {by_day / best['Icebatch job']:.2f}")
 
 
 def main() -> None:
