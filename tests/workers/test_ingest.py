@@ -7,6 +7,7 @@ import base64
 import io
 import json
 import random
+import re
 from collections.abc import Callable
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
@@ -345,3 +346,43 @@ def test_as_of_reads_earlier_snapshots(client: TestClient, run_jobs: RunJobs) ->
     garbage = client.get(f"/v1/datasets/{dataset['id']}/rows", params={"as_of": "soon"})
     assert garbage.status_code == 422
     assert "ISO 8601" in garbage.json()["detail"]
+
+
+def test_csv_nested_cells_are_json_and_checked(client: TestClient, run_jobs: RunJobs) -> None:
+    schema = [
+        {"name": "id", "type": "long", "required": True},
+        {
+            "name": "address",
+            "type": "struct",
+            "fields": [{"name": "city", "type": "string"}, {"name": "lat", "type": "double"}],
+        },
+        {
+            "name": "attrs",
+            "type": "map",
+            "key": {"type": "string"},
+            "value": {"type": "list", "element": {"type": "long"}},
+        },
+    ]
+    dataset = client.post("/v1/datasets", json={"name": "nested", "schema": schema}).json()
+    good = b'id,address,attrs\n1,"{""city"": ""Paris"", ""lat"": 48.85}","{""k"": [1, 2]}"\n2,,\n'
+    batch = ingest(client, run_jobs, dataset["id"], "csv", {"good.csv": good})
+    assert batch["status"] == "success", batch
+    found = sorted(rows(client, dataset["id"]), key=lambda r: r["id"])
+    assert [(r["id"], r["address"], r["attrs"]) for r in found] == [
+        (1, {"city": "Paris", "lat": 48.85}, {"k": [1, 2]}),
+        (2, None, None),
+    ]
+    bad = (
+        b"id,address,attrs\n"
+        b'3,"{""city"": ""Oslo"", ""lat"": ""north""}",\n'
+        b'4,,"{""k"": [""x""]}"\n'
+        b"5,not json,\n"
+    )
+    failed = ingest(client, run_jobs, dataset["id"], "csv", {"bad.csv": bad})
+    assert failed["status"] == "failed"
+    assert [(e["row"], re.split(r"[.{\[]", e["field"])[0]) for e in failed["errors"]] == [
+        (1, "address"),
+        (2, "attrs"),
+        (3, "address"),
+    ]
+    assert len(rows(client, dataset["id"])) == 2

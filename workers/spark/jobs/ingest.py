@@ -49,7 +49,20 @@ def _typed_csv_column(field_: NestedField) -> tuple[Column, Column]:
     if isinstance(ftype, BinaryType):
         typed = F.expr(f"try_to_binary(`{field_.name}`, 'base64')")
     elif isinstance(ftype, StructType | ListType | MapType):
-        typed = F.from_json(raw, spark_type(ftype, lenient=True).simpleString())
+        # from_json alone turns a malformed or mistyped cell into nulls without a word: wrap the
+        # cell as {"v": cell} and let the corrupt-record column flag it
+        wrapper = T.StructType(
+            [
+                T.StructField("v", spark_type(ftype, lenient=True)),
+                T.StructField(CORRUPT, T.StringType()),
+            ]
+        )
+        parsed = F.from_json(
+            F.concat(F.lit('{"v":'), raw, F.lit("}")),
+            wrapper.simpleString(),
+            {"columnNameOfCorruptRecord": CORRUPT},
+        )
+        return parsed.getField("v"), raw.isNotNull() & parsed.getField(CORRUPT).isNotNull()
     else:
         typed = raw.cast(spark_type(ftype, lenient=True))
     return typed, _bad_cast(raw, typed)
