@@ -27,6 +27,8 @@ def reset_caches() -> None:
     from app.jobs.broker import get_celery
     from app.lake.catalog import get_catalog
 
+    if get_catalog.cache_info().currsize:
+        get_catalog().engine.dispose()  # PyIceberg's own pool: close before forgetting it
     for cached in (get_settings, get_sessionmaker, get_catalog, get_celery):
         cached.cache_clear()
     try:
