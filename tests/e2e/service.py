@@ -10,7 +10,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import httpx
 
@@ -42,6 +42,7 @@ class Service:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.processes: dict[str, subprocess.Popen[bytes]] = {}
+        self.logfiles: dict[str, IO[bytes]] = {}
         self.starts = 0
 
     def _spawn(self, name: str, *args: str) -> subprocess.Popen[bytes]:
@@ -55,6 +56,7 @@ class Service:
             start_new_session=True,  # its own process group: the JVM dies with it
         )
         self.processes[name] = process
+        self.logfiles[name] = log
         return process
 
     def cli(self, *args: str) -> str:
@@ -95,6 +97,7 @@ class Service:
         process = self.processes.pop(name)
         os.killpg(process.pid, sig)
         process.wait(timeout=30)
+        self.logfiles.pop(name).close()
 
     def stop(self) -> None:
         for name in list(self.processes):
@@ -107,6 +110,7 @@ class Service:
                     os.killpg(process.pid, signal.SIGKILL)
                     process.wait(timeout=10)
             del self.processes[name]
+            self.logfiles.pop(name).close()
 
     def logs(self) -> str:
         return "\n".join(p.read_text(errors="replace")[-3000:] for p in self.home.glob("*.log"))
