@@ -46,12 +46,12 @@ def run_once(
     if key is None:
         status, response = run()
         return JSONResponse(jsonable_encoder(response, by_alias=True), status_code=status)
-    print_ = fingerprint(request, body)
+    digest = fingerprint(request, body)
     existing = session.scalar(
         select(IdempotencyKey).where(IdempotencyKey.org == org, IdempotencyKey.key == key)
     )
     if existing is None:
-        record = IdempotencyKey(org=org, key=key, fingerprint=print_)
+        record = IdempotencyKey(org=org, key=key, fingerprint=digest)
         try:
             with session.begin_nested():
                 session.add(record)
@@ -64,7 +64,7 @@ def run_once(
         record.response = jsonable_encoder(response, by_alias=True)
         session.flush()
         return JSONResponse(record.response, status_code=status)
-    if existing.fingerprint != print_:
+    if existing.fingerprint != digest:
         raise InvalidInput(
             f"Idempotency-Key {key!r} was first used for another request; use a new key"
         )
