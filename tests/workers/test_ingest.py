@@ -386,3 +386,23 @@ def test_csv_nested_cells_are_json_and_checked(client: TestClient, run_jobs: Run
         (3, "address"),
     ]
     assert len(rows(client, dataset["id"])) == 2
+
+
+def test_bad_row_in_one_of_many_splits_writes_no_file(
+    client: TestClient, run_jobs: RunJobs, spark: Any
+) -> None:
+    """Many input tasks, one bad row: the check runs before the write's exchange, so the
+    stage that writes data files never starts and no orphan file is left behind."""
+    dataset = client.post("/v1/datasets", json=EVENTS).json()
+    good = events_csv(0, 3000, seed=12)
+    bad = good.replace(b"\n2999,", b"\nnot-a-number,")
+    assert bad != good
+    saved = spark.conf.get("spark.sql.files.maxPartitionBytes")
+    spark.conf.set("spark.sql.files.maxPartitionBytes", "16k")  # ~10 input tasks per file
+    try:
+        batch = ingest(client, run_jobs, dataset["id"], "csv", {"good.csv": good, "bad.csv": bad})
+    finally:
+        spark.conf.set("spark.sql.files.maxPartitionBytes", saved)
+    assert batch["status"] == "failed"
+    assert [(e["file"], e["field"]) for e in batch["errors"]] == [("bad.csv", "event_id")]
+    assert data_files(client, "events") == []
