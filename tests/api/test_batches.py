@@ -161,3 +161,21 @@ def test_idempotency_keys_are_per_org(client_for: ClientFactory) -> None:
     b = bob.post("/v1/datasets", json=EVENTS, headers=headers)
     assert a.status_code == b.status_code == 201
     assert a.json()["id"] != b.json()["id"]
+
+
+def test_batches_and_jobs_of_another_org_are_404(client_for: ClientFactory) -> None:
+    alice, bob = client_for(), client_for()
+    _, batch_id = open_batch(alice)
+    alice.put(f"/v1/batches/{batch_id}/files/a.csv", content=CSV)
+    job_id = alice.post(f"/v1/batches/{batch_id}", params={"action": "COMPLETE"}).json()["job"][
+        "id"
+    ]
+    for path in (f"/v1/batches/{batch_id}", f"/v1/jobs/{job_id}"):
+        response = bob.get(path)
+        assert response.status_code == 404
+        assert "does not exist in your organization" in response.json()["detail"]
+    assert bob.put(f"/v1/batches/{batch_id}/files/b.csv", content=CSV).status_code == 404
+    assert bob.post(f"/v1/batches/{batch_id}", params={"action": "ABORT"}).status_code == 404
+    assert bob.get("/v1/batches").json()["items"] == []
+    assert bob.get("/v1/jobs").json()["items"] == []
+    assert alice.get(f"/v1/batches/{batch_id}").json()["file_count"] == 1

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import signal
 import time
 from typing import Any
@@ -116,6 +117,21 @@ def test_walkthrough(service: Service) -> None:
     assert (
         'icebatch_http_requests_total{method="POST",route="/v1/datasets",status="201"}' in metrics
     )
+
+    if service.mode == "embedded":  # type: ignore[attr-defined]
+        # SIGTERM to `icebatch up` alone stops the API and the worker it started (and its JVM)
+        up = service.processes["up"]
+        os.kill(up.pid, signal.SIGTERM)
+        assert up.wait(timeout=60) == 0
+
+        def group_gone() -> bool:
+            try:
+                os.killpg(up.pid, 0)
+            except ProcessLookupError:
+                return True
+            return False
+
+        wait_for(group_gone, 60, "the API, the worker and the JVM to exit")
 
 
 def test_worker_killed_mid_ingest_loses_nothing(service: Service) -> None:
