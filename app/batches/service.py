@@ -6,6 +6,7 @@ import hashlib
 import os
 import re
 import shutil
+import uuid
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -54,7 +55,7 @@ async def store_file(
         raise InvalidInput(f"a batch holds at most {settings.max_batch_files} files")
     target = staging_path(batch_id, name)
     target.parent.mkdir(parents=True, exist_ok=True)
-    partial = target.with_name(f".{name}.{os.getpid()}.part")
+    partial = target.with_name(f".{name}.{uuid.uuid4().hex}.part")  # one per upload
     digest, size = hashlib.sha256(), 0
     try:
         with partial.open("wb") as out:
@@ -67,15 +68,19 @@ async def store_file(
                     )
                 digest.update(chunk)
                 out.write(chunk)
+        if size == 0:
+            raise InvalidInput(f"file {name!r} is empty")
+        # checked again under the batch's lock: a COMPLETE, ABORT or another upload may have
+        # happened while this body was streaming
+        batch = repository.get(session, org, batch_id, for_update=True)
+        _require_loading(batch, "files can only be added while it is 'loading'")
+        existing = repository.file_by_name(session, batch_id, name)
+        if existing is None and batch.file_count >= settings.max_batch_files:
+            raise InvalidInput(f"a batch holds at most {settings.max_batch_files} files")
+        os.replace(partial, target)
     except BaseException:
         partial.unlink(missing_ok=True)
         raise
-    if size == 0:
-        partial.unlink(missing_ok=True)
-        raise InvalidInput(f"file {name!r} is empty")
-    batch = repository.get(session, org, batch_id, for_update=True)
-    _require_loading(batch, "files can only be added while it is 'loading'")
-    os.replace(partial, target)
     if existing is None:
         existing = BatchFile(batch_id=batch_id, name=name, path=str(target), bytes=0, sha256="")
         session.add(existing)
