@@ -1,8 +1,9 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import UTC, datetime
 
-from sqlalchemy import select
+from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from app.errors import BatchNotFound
@@ -10,23 +11,35 @@ from app.models import Batch, BatchFile
 
 
 def get(session: Session, org: str, batch_id: str, *, for_update: bool = False) -> Batch:
+    """The batch; `for_update` locks its row for the rest of the transaction.
+
+    The lock is a write to the row, not only FOR UPDATE: SQLite ignores FOR UPDATE, but a write
+    takes its database lock, so what is read next is current on both databases.
+    """
+    if for_update:
+        session.execute(
+            update(Batch)
+            .where(Batch.id == batch_id, Batch.org == org)
+            .values(updated_at=datetime.now(UTC))
+        )
     query = select(Batch).where(Batch.id == batch_id, Batch.org == org)
     if for_update:
-        query = query.with_for_update()
+        query = query.with_for_update().execution_options(populate_existing=True)
     batch = session.scalar(query)
     if batch is None:
         raise BatchNotFound(batch_id)
     return batch
 
 
+def file_by_name(session: Session, batch_id: str, name: str) -> BatchFile | None:
+    """The file row as the database has it now (not a stale copy from this session)."""
+    query = select(BatchFile).where(BatchFile.batch_id == batch_id, BatchFile.name == name)
+    return session.scalar(query.execution_options(populate_existing=True))
+
+
 def files(session: Session, batch_id: str) -> Sequence[BatchFile]:
     query = select(BatchFile).where(BatchFile.batch_id == batch_id).order_by(BatchFile.name)
     return session.scalars(query).all()
-
-
-def file_by_name(session: Session, batch_id: str, name: str) -> BatchFile | None:
-    query = select(BatchFile).where(BatchFile.batch_id == batch_id, BatchFile.name == name)
-    return session.scalar(query)
 
 
 def page(

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
+from starlette.concurrency import run_in_threadpool
 
 from app.batches import repository
 from app.batches.schemas import BatchCreate, BatchFileOut, BatchOut
@@ -41,52 +42,75 @@ def staging_path(batch_id: str, name: str) -> Path:
 async def store_file(
     session: Session, org: str, batch_id: str, name: str, body: AsyncIterator[bytes]
 ) -> BatchFile:
-    """Stream one upload to staging, size-limited; a re-upload of a name replaces it."""
+    """Stream one upload to staging, size-limited; a re-upload of a name replaces it.
+
+    The database work runs in the thread pool: it may wait on the batch's row lock, which
+    must never block the event loop that the lock holder needs to finish its request.
+    """
     if not FILE_NAME_RE.match(name) or ".." in name:
         raise InvalidInput(
             "file names are 1-255 characters: letters, digits, '.', '_' and '-', "
             "starting with a letter or digit"
         )
-    settings = get_settings()
-    batch = repository.get(session, org, batch_id)
-    _require_loading(batch, "files can only be added while it is 'loading'")
-    existing = repository.file_by_name(session, batch_id, name)
-    if existing is None and batch.file_count >= settings.max_batch_files:
-        raise InvalidInput(f"a batch holds at most {settings.max_batch_files} files")
+    await run_in_threadpool(_check_upload, session, org, batch_id, name, False)
     target = staging_path(batch_id, name)
     target.parent.mkdir(parents=True, exist_ok=True)
     partial = target.with_name(f".{name}.{uuid.uuid4().hex}.part")  # one per upload
+    limit = get_settings().max_file_bytes
     digest, size = hashlib.sha256(), 0
     try:
         with partial.open("wb") as out:
             async for chunk in body:
                 size += len(chunk)
-                if size > settings.max_file_bytes:
+                if size > limit:
                     raise PayloadTooLarge(
-                        f"file {name!r} exceeds {settings.max_file_bytes} bytes; "
+                        f"file {name!r} exceeds {limit} bytes; "
                         "split it into several files of the same batch"
                     )
                 digest.update(chunk)
                 out.write(chunk)
         if size == 0:
             raise InvalidInput(f"file {name!r} is empty")
-        # checked again under the batch's lock: a COMPLETE, ABORT or another upload may have
-        # happened while this body was streaming
-        batch = repository.get(session, org, batch_id, for_update=True)
-        _require_loading(batch, "files can only be added while it is 'loading'")
-        existing = repository.file_by_name(session, batch_id, name)
-        if existing is None and batch.file_count >= settings.max_batch_files:
-            raise InvalidInput(f"a batch holds at most {settings.max_batch_files} files")
-        os.replace(partial, target)
+        return await run_in_threadpool(
+            _record_upload, session, org, batch_id, name, partial, size, digest.hexdigest()
+        )
     except BaseException:
         partial.unlink(missing_ok=True)
         raise
+
+
+def _check_upload(
+    session: Session, org: str, batch_id: str, name: str, lock: bool
+) -> tuple[Batch, BatchFile | None]:
+    batch = repository.get(session, org, batch_id, for_update=lock)
+    _require_loading(batch, "files can only be added while it is 'loading'")
+    existing = repository.file_by_name(session, batch_id, name)
+    limit = get_settings().max_batch_files
+    if existing is None and batch.file_count >= limit:
+        raise InvalidInput(f"a batch holds at most {limit} files")
+    return batch, existing
+
+
+def _record_upload(
+    session: Session,
+    org: str,
+    batch_id: str,
+    name: str,
+    partial: Path,
+    size: int,
+    sha256: str,
+) -> BatchFile:
+    """Under the batch's lock (a COMPLETE, ABORT or another upload may have happened while the
+    body streamed): check again, move the file in place, count it."""
+    batch, existing = _check_upload(session, org, batch_id, name, True)
+    target = staging_path(batch_id, name)
+    os.replace(partial, target)
     if existing is None:
         existing = BatchFile(batch_id=batch_id, name=name, path=str(target), bytes=0, sha256="")
         session.add(existing)
         batch.file_count += 1
     batch.bytes += size - existing.bytes
-    existing.bytes, existing.sha256 = size, digest.hexdigest()
+    existing.bytes, existing.sha256 = size, sha256
     session.flush()
     return existing
 
