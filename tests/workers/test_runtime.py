@@ -114,3 +114,23 @@ def test_handler_errors_retry_then_fail(client: TestClient) -> None:
     job = client.get(f"/v1/jobs/{job_id}").json()
     assert job["state"] == "failed"
     assert job["error"] == "RuntimeError: spark went away"
+
+
+def test_a_queued_job_whose_message_was_lost_is_published_again(client: TestClient) -> None:
+    """E.g. the embedded broker's message vanished with a killed worker before any claim."""
+    _, job_id = completed_batch(client)
+    [first] = outbox(job_id)
+    assert first.published_at is not None
+    long_ago = datetime.now(UTC) - timedelta(hours=1)
+    with session_scope() as session:
+        session.execute(update(Job).where(Job.id == job_id).values(updated_at=long_ago))
+        session.execute(
+            update(OutboxMessage).where(OutboxMessage.id == first.id).values(published_at=long_ago)
+        )
+    assert reconciler.reconcile_once()["requeued"] == 1
+    messages = outbox(job_id)
+    assert len(messages) == 2
+    assert all(m.published_at is not None for m in messages)
+    # a fresh message stops further re-publishing until it, too, grows old
+    assert reconciler.reconcile_once()["requeued"] == 0
+    assert len(outbox(job_id)) == 2
