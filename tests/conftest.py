@@ -6,8 +6,7 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any
 
 import psycopg
@@ -45,7 +44,6 @@ class Environment:
     mode: str
     env: dict[str, str]
     migrated: bool = False
-    orgs: list[str] = field(default_factory=list)
 
     def activate(self) -> None:
         os.environ.update(self.env)
@@ -139,13 +137,6 @@ def stack(request: pytest.FixtureRequest, environments: dict[str, Environment]) 
     return environment
 
 
-@pytest.fixture
-def embedded(environments: dict[str, Environment]) -> Environment:
-    environment = environments["embedded"]
-    environment.activate()
-    return environment
-
-
 def new_key(org: str) -> str:
     from app.auth import create_key
     from app.db import session_scope
@@ -214,8 +205,3 @@ def run_jobs(spark: Any, stack: Environment) -> Callable[[], list[str]]:
                 ran.append(job_id)
 
     return run
-
-
-def write(path: Path, text: str) -> Path:
-    path.write_text(text)
-    return path
