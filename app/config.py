@@ -34,6 +34,9 @@ class Settings(BaseSettings):
     reconcile_seconds: float = 5.0
     outbox_grace_seconds: float = 10.0
     max_error_rows: int = 100
+    commit_lease_seconds: float = 30.0
+    max_group_tombstones: int = 500_000
+    gdpr_evict_days: int = 30
 
     @model_validator(mode="after")
     def _embedded_defaults(self) -> Settings:

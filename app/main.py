@@ -15,6 +15,7 @@ from app.datasets.endpoints import router as datasets_router
 from app.errors import AppError
 from app.jobs.endpoints import router as jobs_router
 from app.reads.endpoints import router as reads_router
+from app.restatements.endpoints import privacy_router, tombstones_router
 
 PROBLEM = "application/problem+json"
 
@@ -69,6 +70,8 @@ def create_app() -> FastAPI:
         batches_router,
         jobs_router,
         reads_router,
+        tombstones_router,
+        privacy_router,
     ):
         app.include_router(router)
     return app

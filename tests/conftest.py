@@ -186,7 +186,8 @@ def run_jobs(spark: Any, stack: Environment) -> Callable[[], list[str]]:
     """Run every queued job in this process, as a worker would; returns the job ids run."""
     from sqlalchemy import select
 
-    import workers.tasks.ingest  # noqa: F401  (registers the task)
+    import workers.tasks.ingest  # noqa: F401  (registers the tasks)
+    import workers.tasks.restate  # noqa: F401
     from app.db import session_scope
     from app.models import Job, JobState
     from workers.celery_app import celery

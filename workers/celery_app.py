@@ -14,7 +14,7 @@ from app.jobs.reconciler import reconcile_once
 
 log = logging.getLogger(__name__)
 celery = make_celery(get_settings())
-celery.conf.update(include=["workers.tasks.ingest"])
+celery.conf.update(include=["workers.tasks.ingest", "workers.tasks.restate"])
 _stop = threading.Event()
 
 

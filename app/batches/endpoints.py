@@ -17,6 +17,7 @@ from app.batches.schemas import (
 from app.idempotency import IdempotencyHeader, run_once
 from app.jobs import service as jobs
 from app.models import BatchStatus
+from app.restatements import service as restatements
 
 router = APIRouter(prefix="/v1/batches", tags=["batches"])
 
@@ -45,7 +46,7 @@ async def upload_file(
 @router.post(
     "/{batch_id}",
     response_model=BatchActionOut,
-    responses={202: {"model": BatchActionOut, "description": "COMPLETE: the ingest job"}},
+    responses={202: {"model": BatchActionOut, "description": "COMPLETE or REVERT: the job"}},
 )
 def act_on_batch(
     batch_id: str,
@@ -55,11 +56,15 @@ def act_on_batch(
     request: Request,
     key: IdempotencyHeader = None,
 ) -> Any:
-    """COMPLETE promotes the batch (202, a job); ABORT drops a loading batch."""
+    """COMPLETE promotes the batch (202, a job); ABORT drops a loading batch; REVERT hides a
+    'success' batch's rows with a tombstone (202, a job; the batch becomes 'reverted')."""
 
     def run() -> tuple[int, BatchActionOut]:
         if action is BatchAction.COMPLETE:
             batch, job = service.complete(session, org, batch_id)
+            return 202, BatchActionOut(batch=service.to_out(session, batch), job=jobs.to_out(job))
+        if action is BatchAction.REVERT:
+            batch, job = restatements.revert(session, org, batch_id)
             return 202, BatchActionOut(batch=service.to_out(session, batch), job=jobs.to_out(job))
         batch = service.abort(session, org, batch_id)
         return 200, BatchActionOut(batch=service.to_out(session, batch), job=None)

@@ -12,6 +12,16 @@ from app.jobs.schemas import JobOut
 class BatchAction(enum.StrEnum):
     COMPLETE = "COMPLETE"
     ABORT = "ABORT"
+    REVERT = "REVERT"
+
+
+class ReplaySpec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    predecessors: list[str] = Field(
+        min_length=1, description="The 'success' batches whose rows this batch replaces"
+    )
+    reason: str | None = Field(default=None, max_length=2000)
 
 
 class BatchCreate(BaseModel):
@@ -20,6 +30,11 @@ class BatchCreate(BaseModel):
     dataset_id: str
     format: Literal["csv", "json", "parquet"] = Field(
         description="csv (with a header line), json (JSON lines), parquet"
+    )
+    replay: ReplaySpec | None = Field(
+        default=None,
+        description="Replace these batches: their tombstones and this batch's rows commit as "
+        "one snapshot",
     )
 
 
@@ -41,6 +56,8 @@ class BatchOut(BaseModel):
     job_id: str | None
     progress: float | None = Field(description="The ingest job's progress, 0..1")
     errors: list[dict[str, Any]] | None
+    replay: dict[str, Any] | None = Field(description="{predecessors, reason} of a replay batch")
+    restated_by: str | None = Field(description="The pending revert or replay of this batch")
     files: list[BatchFileOut]
     created_at: datetime
     updated_at: datetime

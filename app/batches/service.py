@@ -22,6 +22,7 @@ from app.datasets import repository as datasets
 from app.errors import BatchStateConflict, InvalidInput, PayloadTooLarge
 from app.jobs import service as jobs
 from app.models import Batch, BatchFile, BatchStatus, Job
+from app.restatements import service as restatements
 
 FILE_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,254}$")
 INGEST_TASK = "icebatch.ingest"
@@ -29,7 +30,12 @@ INGEST_TASK = "icebatch.ingest"
 
 def open_batch(session: Session, org: str, request: BatchCreate) -> Batch:
     datasets.get(session, org, request.dataset_id)
-    batch = Batch(org=org, dataset_id=request.dataset_id, format=request.format)
+    replay = None
+    if request.replay is not None:
+        predecessors = request.replay.predecessors
+        restatements.check_predecessors(session, org, request.dataset_id, predecessors, lock=False)
+        replay = request.replay.model_dump()
+    batch = Batch(org=org, dataset_id=request.dataset_id, format=request.format, replay=replay)
     session.add(batch)
     session.flush()
     return batch
@@ -121,7 +127,12 @@ def complete(session: Session, org: str, batch_id: str) -> tuple[Batch, Job]:
     _require_loading(batch, "only a 'loading' batch can be completed")
     if batch.file_count == 0:
         raise InvalidInput(f"batch {batch_id!r} has no files; upload at least one first")
-    job = jobs.enqueue(session, org=org, kind="ingest", task_name=INGEST_TASK, subject_id=batch.id)
+    if batch.replay:
+        job = restatements.complete_replay(session, batch)
+    else:
+        job = jobs.enqueue(
+            session, org=org, kind="ingest", task_name=INGEST_TASK, subject_id=batch.id
+        )
     batch.status = BatchStatus.STAGED
     batch.job_id = job.id
     return batch, job
@@ -166,6 +177,8 @@ def to_out(session: Session, batch: Batch) -> BatchOut:
         job_id=batch.job_id,
         progress=progress,
         errors=batch.errors,
+        replay=batch.replay,
+        restated_by=batch.restated_by,
         files=[
             BatchFileOut(name=f.name, bytes=f.bytes, sha256=f.sha256)
             for f in repository.files(session, batch.id)

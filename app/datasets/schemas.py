@@ -43,7 +43,10 @@ class SnapshotOut(BaseModel):
     committed_at: datetime
     operation: str
     icebatch: dict[str, str]
-    tombstone: dict[str, str]
+    tombstone: dict[str, str] = Field(description="The tombstone.* keys this snapshot set")
+    tombstones: dict[str, Any] = Field(
+        description="Tombstones in force: {file, inherited, added, deleted, total}"
+    )
     summary: dict[str, str]
 
 

@@ -15,7 +15,7 @@ from app.config import get_settings
 from app.datasets import repository
 from app.datasets.schemas import DatasetCreate, DatasetOut, SnapshotOut
 from app.errors import DatasetExists, InvalidInput, NotFound
-from app.lake import tables
+from app.lake import tables, tombstones
 from app.lake.types import BATCH_COLUMN, field_to_spec, schema_from_specs
 from app.models import Dataset
 
@@ -104,6 +104,7 @@ def snapshots(table: Table) -> list[SnapshotOut]:
                 operation=summary.operation.value if summary else "unknown",
                 icebatch={k: v for k, v in props.items() if k.startswith("icebatch.")},
                 tombstone={k: v for k, v in props.items() if k.startswith("tombstone.")},
+                tombstones=tombstones.metrics(table, snapshot),
                 summary=props,
             )
         )

@@ -9,6 +9,7 @@ from pyiceberg.exceptions import NoSuchTableError
 from pyiceberg.partitioning import PartitionField, PartitionSpec
 from pyiceberg.schema import Schema
 from pyiceberg.table import Table
+from pyiceberg.table.name_mapping import create_mapping_from_schema
 from pyiceberg.table.sorting import SortField, SortOrder
 from pyiceberg.transforms import (
     BucketTransform,
@@ -35,6 +36,7 @@ TABLE_PROPERTIES = {
     # exact (untruncated) bounds of the batch column: a file's [min, max] names real batches
     f"write.metadata.metrics.column.{BATCH_COLUMN}": "full",
 }
+NAME_MAPPING = "schema.name-mapping.default"
 TIME_TRANSFORMS: dict[str, Transform[Any, Any]] = {
     "year": YearTransform(),
     "month": MonthTransform(),
@@ -104,19 +106,43 @@ def sort_order(schema: Schema, spec: PartitionSpec) -> SortOrder:
     return SortOrder(*fields)
 
 
+def derived_properties(table: Table) -> dict[str, str]:
+    """Properties that depend on the created table's field ids.
+
+    The name mapping lets Iceberg read Parquet files written without field ids (replays are
+    staged by plain Spark writes); exact bounds on partition source columns let a staged file's
+    partition be derived from its statistics.
+    """
+    schema = table.schema()
+    wanted = {NAME_MAPPING: create_mapping_from_schema(schema).model_dump_json()}
+    for field in table.spec().fields:
+        wanted[f"write.metadata.metrics.column.{schema.find_column_name(field.source_id)}"] = "full"
+    return wanted
+
+
+def ensure_properties(table: Table) -> Table:
+    """Set the derived properties a table lacks (tables created before they existed)."""
+    missing = {k: v for k, v in derived_properties(table).items() if table.properties.get(k) != v}
+    if missing:
+        with table.transaction() as transaction:
+            transaction.set_properties(missing)
+    return table
+
+
 def create_table(
     catalog: Catalog, identifier: str, schema: Schema, partition: list[dict[str, Any]]
 ) -> Table:
     namespace = identifier.split(".")[0]
     catalog.create_namespace_if_not_exists(namespace)
     spec = partition_spec(schema, partition)
-    return catalog.create_table(
+    table = catalog.create_table(
         identifier,
         schema=schema,
         partition_spec=spec,
         sort_order=sort_order(schema, spec),
         properties=TABLE_PROPERTIES,
     )
+    return ensure_properties(table)
 
 
 def load_table(catalog: Catalog, identifier: str) -> Table | None:

@@ -5,15 +5,27 @@ from app.models.batch import Batch, BatchFile, BatchStatus
 from app.models.dataset import Dataset
 from app.models.idempotency import IdempotencyKey
 from app.models.job import Job, JobState, OutboxMessage
+from app.models.restatement import (
+    CommitLease,
+    PrivacyJob,
+    Restatement,
+    RestatementKind,
+    RestatementState,
+)
 
 __all__ = [
     "ApiKey",
     "Batch",
     "BatchFile",
     "BatchStatus",
+    "CommitLease",
     "Dataset",
     "IdempotencyKey",
     "Job",
     "JobState",
     "OutboxMessage",
+    "PrivacyJob",
+    "Restatement",
+    "RestatementKind",
+    "RestatementState",
 ]

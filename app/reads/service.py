@@ -6,11 +6,11 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 
 import pyarrow as pa
-from pyiceberg.io.pyarrow import schema_to_pyarrow
 from pyiceberg.table import Table
 from pyiceberg.table.snapshots import Snapshot
 
 from app.errors import InvalidInput, SnapshotNotFound
+from app.lake import visible
 
 
 def resolve_as_of(table: Table, as_of: str | None) -> Snapshot | None:
@@ -40,11 +40,9 @@ def resolve_as_of(table: Table, as_of: str | None) -> Snapshot | None:
 def row_batches(
     table: Table, snapshot: Snapshot | None, offset: int, limit: int | None
 ) -> tuple[pa.Schema, Iterator[pa.RecordBatch]]:
-    """The rows visible at `snapshot`, sliced to [offset, offset + limit)."""
-    if snapshot is None:
-        return schema_to_pyarrow(table.schema()), iter(())
-    reader = table.scan(snapshot_id=snapshot.snapshot_id).to_arrow_batch_reader()
-    return reader.schema, _slice(reader, offset, limit)
+    """The rows visible at `snapshot` (tombstones applied), sliced to [offset, offset + limit)."""
+    schema, batches = visible.row_batches(table, snapshot)
+    return schema, _slice(batches, offset, limit)
 
 
 def _slice(

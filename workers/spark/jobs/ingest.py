@@ -189,9 +189,7 @@ def ingest(
     if file_errors:
         return IngestOutcome(errors=[e.as_dict() for e in file_errors[:max_errors]])
     frame = validated_frame(spark, files, fmt, schema)
-    # a filter, not a column: Spark would prune a dropped column and never evaluate it
-    checked = frame.filter(F.when(F.col(BAD), F.raise_error(F.lit(INVALID))).otherwise(True))
-    writer = checked.drop(BAD, FILE).withColumn(BATCH_COLUMN, F.lit(batch_id)).writeTo(table)
+    writer = checked_rows(frame, batch_id).writeTo(table)
     for key, value in snapshot_properties.items():
         writer = writer.option(f"snapshot-property.{key}", value)
     before_commit()
@@ -204,6 +202,20 @@ def ingest(
     else:
         return IngestOutcome()
     progress.phase("explaining", 0.5, 0.9)
+    return explain_invalid(frame, files, fmt, schema, max_errors)
+
+
+def checked_rows(frame: DataFrame, batch_id: str) -> DataFrame:
+    """The validated frame as rows to write: a bad row raises when Spark reaches it."""
+    # a filter, not a column: Spark would prune a dropped column and never evaluate it
+    checked = frame.filter(F.when(F.col(BAD), F.raise_error(F.lit(INVALID))).otherwise(True))
+    return checked.drop(BAD, FILE).withColumn(BATCH_COLUMN, F.lit(batch_id))
+
+
+def explain_invalid(
+    frame: DataFrame, files: list[StagedFile], fmt: str, schema: Schema, max_errors: int
+) -> IngestOutcome:
+    """After a write failed on a bad row: count bad rows per file, explain them row by row."""
     stats = frame.groupBy(FILE).agg(
         F.count(F.lit(1)).alias("rows"), F.sum(F.col(BAD).cast("long")).alias("bad")
     )

@@ -1,0 +1,263 @@
+"""Tombstones: immutable Parquet segments under `<table>/tombstones/`, named by a small list file.
+
+A snapshot that changes tombstones names its list in the summary (`tombstone.file`); a snapshot
+that does not inherits the list of its nearest ancestor that does. A commit writes one *delta*
+segment holding only its new tombstones and a new list = the parent's segments + the delta. When
+`FANOUT` segments of one level pile up they are merged into one segment of the next level (an LSM
+tier), so a commit reads and writes O(new tombstones + list entries), never the whole active set;
+the merges cost O(log n) per tombstone, amortized.
+
+A tombstone row: `namespace` (the Iceberg field id of the column), `id` (the value, as text),
+`added_seq` (the sequence number of the snapshot that added it: it hides rows of data files whose
+data sequence number is lower), `added_snapshot_id`, `added_on`, `evict_by`, and its `meta`:
+`request_id`, `operation`, `reason`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import uuid
+from collections import OrderedDict
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+from pyiceberg.io import FileIO
+from pyiceberg.table import Table
+from pyiceberg.table.snapshots import Snapshot
+
+FILE = "tombstone.file"
+ADDED = "tombstone.metrics.added.count"
+DELETED = "tombstone.metrics.deleted.count"
+TOTAL = "tombstone.metrics.total.count"
+FOLDER = "tombstones"
+FANOUT = 8
+
+SCHEMA = pa.schema(
+    [
+        pa.field("namespace", pa.int32(), nullable=False),
+        pa.field("id", pa.string(), nullable=False),
+        pa.field("added_seq", pa.int64(), nullable=False),
+        pa.field("added_snapshot_id", pa.int64(), nullable=False),
+        pa.field("added_on", pa.timestamp("us", tz="UTC"), nullable=False),
+        pa.field("evict_by", pa.timestamp("us", tz="UTC")),
+        pa.field("request_id", pa.string()),
+        pa.field("operation", pa.string()),
+        pa.field("reason", pa.string()),
+    ]
+)
+
+
+@dataclass(frozen=True)
+class NewTombstone:
+    """A tombstone to commit; the commit stamps its sequence number, snapshot and time."""
+
+    namespace: int
+    id: str
+    request_id: str
+    operation: str
+    reason: str | None = None
+    evict_by: datetime | None = None
+
+
+@dataclass
+class Segment:
+    path: str
+    level: int
+    count: int
+    min_seq: int
+    max_seq: int
+    namespaces: dict[str, int] = field(default_factory=dict)  # field id -> tombstone count
+
+
+@dataclass
+class TombstoneList:
+    segments: list[Segment] = field(default_factory=list)
+
+    @property
+    def total(self) -> int:
+        return sum(s.count for s in self.segments)
+
+    def to_json(self) -> str:
+        return json.dumps({"version": 1, "segments": [asdict(s) for s in self.segments]})
+
+    @classmethod
+    def from_json(cls, text: str) -> TombstoneList:
+        return cls([Segment(**s) for s in json.loads(text)["segments"]])
+
+
+def list_location(table: Table, snapshot: Snapshot | None) -> str | None:
+    """The tombstone list in force at `snapshot`: its own or its nearest ancestor's."""
+    while snapshot is not None:
+        summary = snapshot.summary
+        if summary is not None and FILE in summary.additional_properties:
+            return summary.additional_properties[FILE] or None
+        if snapshot.parent_snapshot_id is None:
+            return None
+        snapshot = table.snapshot_by_id(snapshot.parent_snapshot_id)
+    return None
+
+
+class _Cache:
+    """A small LRU of immutable files by path (lists and segments never change once written)."""
+
+    def __init__(self, size: int) -> None:
+        self.size, self.items = size, OrderedDict[str, Any]()
+
+    def get(self, path: str, load: Any) -> Any:
+        if path in self.items:
+            self.items.move_to_end(path)
+            return self.items[path]
+        value = self.items[path] = load()
+        if len(self.items) > self.size:
+            self.items.popitem(last=False)
+        return value
+
+
+_LISTS, _SEGMENTS = _Cache(256), _Cache(1024)
+
+
+def read_list(io: FileIO, location: str | None) -> TombstoneList:
+    if not location:
+        return TombstoneList()
+
+    def load() -> TombstoneList:
+        with io.new_input(location).open() as stream:
+            return TombstoneList.from_json(stream.read().decode())
+
+    result: TombstoneList = _LISTS.get(location, load)
+    return result
+
+
+def read_segment(io: FileIO, path: str) -> pa.Table:
+    """One segment's rows."""
+
+    def load() -> pa.Table:
+        with io.new_input(path).open() as stream:
+            return pq.read_table(stream, schema=SCHEMA)
+
+    result: pa.Table = _SEGMENTS.get(path, load)
+    return result
+
+
+def active(table: Table, snapshot: Snapshot | None) -> pa.Table:
+    """Every tombstone active at `snapshot`."""
+    listed = read_list(table.io, list_location(table, snapshot))
+    parts = [read_segment(table.io, s.path) for s in listed.segments]
+    return pa.concat_tables(parts) if parts else SCHEMA.empty_table()
+
+
+def _write_segment(io: FileIO, folder: str, rows: pa.Table, level: int, tag: str) -> Segment:
+    rows = rows.sort_by([("namespace", "ascending"), ("id", "ascending")])
+    path = f"{folder}/L{level}-{tag}-{uuid.uuid4().hex}.parquet"
+    with io.new_output(path).create(overwrite=False) as stream:
+        pq.write_table(rows, stream, compression="zstd")
+    counts = pc.value_counts(rows["namespace"]).to_pylist() if rows.num_rows else []
+    seqs = rows["added_seq"]
+    return Segment(
+        path=path,
+        level=level,
+        count=rows.num_rows,
+        min_seq=int(pc.min(seqs).as_py() or 0),
+        max_seq=int(pc.max(seqs).as_py() or 0),
+        namespaces={str(c["values"]): int(c["counts"]) for c in counts},
+    )
+
+
+def _compact(io: FileIO, folder: str, segments: list[Segment], tag: str) -> list[Segment]:
+    """Merge each level that holds FANOUT segments into one segment of the next level."""
+    level = 0
+    while True:
+        same = [s for s in segments if s.level == level]
+        if not same and level > max((s.level for s in segments), default=0):
+            return segments
+        if len(same) >= FANOUT:
+            merged = pa.concat_tables([read_segment(io, s.path) for s in same])
+            segments = [s for s in segments if s.level != level]
+            segments.append(_write_segment(io, folder, merged, level + 1, tag))
+        level += 1
+
+
+@dataclass
+class WrittenCommit:
+    """The files a tombstone commit wrote, and the summary keys that reference them."""
+
+    list_path: str
+    written: list[str]
+    properties: dict[str, str]
+
+
+def write_commit(
+    table: Table,
+    parent: Snapshot | None,
+    new: Iterable[NewTombstone],
+    *,
+    snapshot_id: int,
+    sequence_number: int,
+    now: datetime,
+) -> WrittenCommit:
+    """Write the delta segment (and any tier merges) and the new list for one commit."""
+    io, folder = table.io, f"{table.location().rstrip('/')}/{FOLDER}"
+    base = read_list(io, list_location(table, parent))
+    rows = list(new)
+    delta = pa.Table.from_pylist(
+        [
+            {
+                "namespace": t.namespace,
+                "id": t.id,
+                "added_seq": sequence_number,
+                "added_snapshot_id": snapshot_id,
+                "added_on": now,
+                "evict_by": t.evict_by,
+                "request_id": t.request_id,
+                "operation": t.operation,
+                "reason": t.reason,
+            }
+            for t in rows
+        ],
+        schema=SCHEMA,
+    )
+    tag = f"{sequence_number:012d}"
+    segment = _write_segment(io, folder, delta, 0, tag)
+    segments = _compact(io, folder, [*base.segments, segment], tag)
+    known = {s.path for s in base.segments}
+    written = [s.path for s in segments if s.path not in known]
+    listed = TombstoneList(segments)
+    list_path = f"{folder}/list-{tag}-{uuid.uuid4().hex}.json"
+    with io.new_output(list_path).create(overwrite=False) as stream:
+        stream.write(listed.to_json().encode())
+    return WrittenCommit(
+        list_path=list_path,
+        written=[*written, list_path],
+        properties={
+            FILE: list_path,
+            ADDED: str(len(rows)),
+            DELETED: "0",
+            TOTAL: str(listed.total),
+        },
+    )
+
+
+def discard(io: FileIO, paths: Iterable[str]) -> None:
+    """Delete files of a commit that did not land (best effort: orphan cleanup catches the rest)."""
+    for path in paths:
+        with contextlib.suppress(Exception):  # nothing references them
+            io.delete(path)
+
+
+def metrics(table: Table, snapshot: Snapshot | None) -> dict[str, Any]:
+    """The tombstone keys in force at `snapshot` (inherited from an ancestor when unchanged)."""
+    location = list_location(table, snapshot)
+    own = snapshot.summary.additional_properties if snapshot and snapshot.summary else {}
+    return {
+        "file": location,
+        "inherited": FILE not in own,
+        "added": int(own.get(ADDED, 0)),
+        "deleted": int(own.get(DELETED, 0)),
+        "total": read_list(table.io, location).total if location else 0,
+    }

@@ -1,0 +1,205 @@
+"""Rows visible at a snapshot: its data files, minus the rows its active tombstones hide.
+
+The read rule (DESIGN.md §3): a tombstone `(namespace, id)` added at sequence number `s` hides a
+row whose value in the namespace column is `id` when the row's data file has a data sequence
+number lower than `s` (it was committed before the tombstone). A file whose column bounds cannot
+hold any applicable tombstone is read without a filter; the others get an `is_in` mask.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+from pyiceberg.conversions import from_bytes
+from pyiceberg.expressions import AlwaysTrue
+from pyiceberg.io.pyarrow import ArrowScan, schema_to_pyarrow
+from pyiceberg.manifest import DataFile, ManifestContent
+from pyiceberg.schema import Schema
+from pyiceberg.table import FileScanTask, Table
+from pyiceberg.table.snapshots import Snapshot
+from pyiceberg.types import IntegerType, LongType, PrimitiveType, StringType
+
+from app.lake import tombstones
+
+NAMESPACE_TYPES = (StringType, IntegerType, LongType)
+
+
+@dataclass(frozen=True)
+class PlannedFile:
+    data_file: DataFile
+    sequence_number: int  # the data sequence number: rows are older than tombstones above it
+    snapshot_id: int  # the snapshot that added the file
+
+
+def plan(table: Table, snapshot: Snapshot | None) -> list[PlannedFile]:
+    """The live data files of `snapshot` with their data sequence numbers, in manifest order."""
+    if snapshot is None:
+        return []
+    files = []
+    for manifest in snapshot.manifests(table.io):
+        if manifest.content != ManifestContent.DATA:
+            continue
+        for entry in manifest.fetch_manifest_entry(table.io, discard_deleted=True):
+            files.append(
+                PlannedFile(entry.data_file, entry.sequence_number or 0, entry.snapshot_id or 0)
+            )
+    return files
+
+
+@dataclass
+class _Namespace:
+    column: str
+    field_id: int
+    field_type: PrimitiveType
+    arrow_type: pa.DataType
+    ids: np.ndarray  # sorted unique ids, typed like the column
+    max_seq: np.ndarray  # per id: the highest sequence number of a tombstone on it
+
+
+class TombstoneFilter:
+    """Which ids of which columns to mask out of one data file."""
+
+    def __init__(self, schema: Schema, active: pa.Table) -> None:
+        self.namespaces: list[_Namespace] = []
+        self.count = active.num_rows
+        if not active.num_rows:
+            return
+        grouped = active.group_by(["namespace", "id"]).aggregate([("added_seq", "max")])
+        for field_id in pc.unique(grouped["namespace"]).to_pylist():
+            field = schema.find_field(field_id)
+            if not isinstance(field.field_type, NAMESPACE_TYPES):
+                raise TypeError(
+                    f"tombstones on {field.name!r} ({field.field_type}) are unsupported"
+                )
+            rows = grouped.filter(pc.equal(grouped["namespace"], field_id))
+            arrow_type = schema_to_pyarrow(Schema(field)).field(0).type
+            typed = rows.append_column("value", pc.cast(rows["id"], arrow_type)).sort_by("value")
+            values = typed["value"].to_numpy(zero_copy_only=False)
+            self.namespaces.append(
+                _Namespace(
+                    field.name,
+                    field_id,
+                    field.field_type,
+                    arrow_type,
+                    values,
+                    typed["added_seq_max"].to_numpy(),
+                )
+            )
+
+    def candidates(self, planned: PlannedFile) -> dict[str, pa.Array]:
+        """Per column, the tombstoned ids that may hide rows of this file (empty: read as is)."""
+        found: dict[str, pa.Array] = {}
+        data_file = planned.data_file
+        for ns in self.namespaces:
+            applies = ns.max_seq > planned.sequence_number
+            if not applies.any():
+                continue
+            ids = ns.ids if applies.all() else ns.ids[applies]
+            nulls = (data_file.null_value_counts or {}).get(ns.field_id)
+            if nulls is not None and nulls >= data_file.record_count:
+                continue
+            lower = (data_file.lower_bounds or {}).get(ns.field_id)
+            upper = (data_file.upper_bounds or {}).get(ns.field_id)
+            start = 0 if lower is None else int(np.searchsorted(ids, _bound(ns, lower), "left"))
+            end = (
+                len(ids) if upper is None else int(np.searchsorted(ids, _bound(ns, upper), "right"))
+            )
+            if end > start:
+                found[ns.column] = pa.array(ids[start:end], type=ns.arrow_type)
+        return found
+
+    @property
+    def columns(self) -> list[str]:
+        return [ns.column for ns in self.namespaces]
+
+
+def _bound(ns: _Namespace, raw: bytes) -> Any:
+    return from_bytes(ns.field_type, raw)
+
+
+def keep_mask(batch: pa.RecordBatch, candidates: dict[str, pa.Array]) -> pa.Array:
+    """True for the rows of `batch` that no candidate id hides."""
+    keep: pa.Array | None = None
+    for column, ids in candidates.items():
+        hidden = pc.fill_null(pc.is_in(batch.column(column), value_set=ids), False)
+        mask = pc.invert(hidden)
+        keep = mask if keep is None else pc.and_(keep, mask)
+    assert keep is not None
+    return keep
+
+
+def tombstone_filter(table: Table, snapshot: Snapshot | None) -> TombstoneFilter:
+    return TombstoneFilter(table.schema(), tombstones.active(table, snapshot))
+
+
+def row_batches(
+    table: Table,
+    snapshot: Snapshot | None,
+    columns: list[str] | None = None,
+) -> tuple[pa.Schema, Iterator[pa.RecordBatch]]:
+    """The rows visible at `snapshot` (projected to `columns`), file by file."""
+    schema = table.schema()
+    projected = schema if columns is None else schema.select(*columns)
+    target = schema_to_pyarrow(projected)
+    if snapshot is None:
+        return target, iter(())
+    filt = tombstone_filter(table, snapshot)
+    read_schema = schema.select(*{*projected.column_names, *filt.columns})
+    scan = ArrowScan(table.metadata, table.io, read_schema, AlwaysTrue())
+    names = projected.column_names
+
+    def batches() -> Iterator[pa.RecordBatch]:
+        for planned in plan(table, snapshot):
+            candidates = filt.candidates(planned)
+            for batch in scan.to_record_batches([FileScanTask(planned.data_file)]):
+                if candidates:
+                    batch = batch.filter(keep_mask(batch, candidates))
+                if batch.num_rows:
+                    yield batch.select(names)
+
+    reader = pa.RecordBatchReader.from_batches(target, batches()).cast(target)
+    return target, iter(reader)
+
+
+def count_by_value(
+    table: Table, snapshot: Snapshot | None, column: str, ids: list[str]
+) -> dict[str, int]:
+    """Per id, how many rows visible at `snapshot` hold it in `column` (what a new tombstone on
+    it would hide)."""
+    if snapshot is None or not ids:
+        return {}
+    schema = table.schema()
+    field = schema.find_field(column)
+    probe = TombstoneFilter(
+        schema,
+        pa.table(
+            {
+                "namespace": pa.array([field.field_id] * len(ids), pa.int32()),
+                "id": pa.array(ids, pa.string()),
+                "added_seq": pa.array([2**62] * len(ids), pa.int64()),
+            }
+        ),
+    )
+    filt = tombstone_filter(table, snapshot)
+    scan = ArrowScan(
+        table.metadata, table.io, schema.select(*{column, *filt.columns}), AlwaysTrue()
+    )
+    counts: dict[str, int] = {}
+    for planned in plan(table, snapshot):
+        wanted = probe.candidates(planned)
+        if not wanted:
+            continue
+        hiding = filt.candidates(planned)
+        for batch in scan.to_record_batches([FileScanTask(planned.data_file)]):
+            if hiding:
+                batch = batch.filter(keep_mask(batch, hiding))
+            matched = batch.filter(pc.invert(keep_mask(batch, wanted))).column(column)
+            for entry in pc.value_counts(matched).to_pylist():
+                key = str(entry["values"])
+                counts[key] = counts.get(key, 0) + int(entry["counts"])
+    return counts

@@ -1,0 +1,56 @@
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from app.restatements.service import MAX_GDPR_VALUES
+
+
+class PrivacyJobCreate(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    dataset_ids: list[str] = Field(min_length=1, max_length=1000)
+    column: str = Field(description="A declared identity column of every dataset, e.g. user_id")
+    values: list[str | int] = Field(min_length=1, max_length=MAX_GDPR_VALUES)
+
+
+class PrivacyDatasetStatus(BaseModel):
+    dataset_id: str
+    status: str = Field(description="submitted | processing | complete | failed")
+    job_id: str | None
+    snapshot_id: int | None
+    tombstones_written: int | None
+    rows_hidden: int | None = Field(description="Rows visible before the commit that it hides")
+    error: str | None
+
+
+class PrivacyJobOut(BaseModel):
+    id: str
+    status: str = Field(description="submitted → processing → complete (or failed)")
+    column: str
+    value_count: int
+    tombstones_written: int
+    rows_hidden: int
+    datasets: list[PrivacyDatasetStatus]
+    created_at: datetime
+    completed_at: datetime | None
+
+
+class TombstoneOut(BaseModel):
+    namespace: str = Field(description="The column the tombstone matches")
+    namespace_field_id: int
+    id: str
+    added_on: datetime
+    added_snapshot_id: int
+    added_sequence_number: int
+    evict_by: datetime | None
+    meta: dict[str, Any]
+
+
+class TombstoneList(BaseModel):
+    snapshot_id: int | None
+    total: int
+    items: list[TombstoneOut]
+    next_offset: int | None

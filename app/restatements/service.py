@@ -1,0 +1,224 @@
+"""Restatements on the API side: revert, replay and GDPR requests become restatements + jobs.
+
+A batch being reverted or replaced is reserved (`restated_by`) in the request's transaction, so a
+second revert or replay of it is a 409 at once rather than a duplicate tombstone later.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from sqlalchemy import select, update
+from sqlalchemy.orm import Session
+
+from app.batches import repository as batches
+from app.datasets import repository as datasets
+from app.errors import BatchStateConflict, Conflict, InvalidInput
+from app.jobs import service as jobs
+from app.lake.types import BATCH_COLUMN
+from app.models import (
+    Batch,
+    BatchStatus,
+    Dataset,
+    Job,
+    PrivacyJob,
+    Restatement,
+    RestatementKind,
+    RestatementState,
+)
+
+RESTATE_TASK = "icebatch.restate"
+MAX_PREDECESSORS = 100
+MAX_GDPR_VALUES = 100_000
+
+
+def _require_restatable(batch: Batch, action: str) -> None:
+    if batch.status != BatchStatus.SUCCESS:
+        raise BatchStateConflict(batch.id, batch.status, f"only a 'success' batch can be {action}")
+    if batch.restated_by is not None:
+        raise Conflict(
+            f"batch {batch.id!r} already has a pending revert or replay "
+            f"(restatement {batch.restated_by!r}); wait for it to finish",
+            restatement_id=batch.restated_by,
+        )
+
+
+def _enqueue(session: Session, restatement: Restatement) -> Job:
+    job = jobs.enqueue(
+        session,
+        org=restatement.org,
+        kind=restatement.kind,
+        task_name=RESTATE_TASK,
+        subject_id=restatement.id,
+    )
+    restatement.job_id, restatement.request_id = job.id, job.request_id
+    return job
+
+
+def _new(session: Session, **values: object) -> Restatement:
+    restatement = Restatement(request_id="", **values)
+    session.add(restatement)
+    session.flush()
+    return restatement
+
+
+def revert(session: Session, org: str, batch_id: str) -> tuple[Batch, Job]:
+    batch = batches.get(session, org, batch_id, for_update=True)
+    _require_restatable(batch, "reverted")
+    restatement = _new(
+        session,
+        org=org,
+        dataset_id=batch.dataset_id,
+        kind=RestatementKind.REVERT,
+        state=RestatementState.READY,
+        batch_id=batch.id,
+        column=BATCH_COLUMN,
+        ids=[batch.id],
+        reason=f"revert of batch {batch.id}",
+    )
+    batch.restated_by = restatement.id
+    return batch, _enqueue(session, restatement)
+
+
+def check_predecessors(
+    session: Session, org: str, dataset_id: str, predecessors: list[str], *, lock: bool
+) -> list[Batch]:
+    """The batches a replay replaces: same dataset, 'success', not being restated."""
+    if not predecessors:
+        raise InvalidInput("a replay names at least one predecessor batch")
+    if len(set(predecessors)) != len(predecessors):
+        raise InvalidInput("replay.predecessors lists a batch twice")
+    if len(predecessors) > MAX_PREDECESSORS:
+        raise InvalidInput(f"a replay replaces at most {MAX_PREDECESSORS} batches")
+    found = []
+    for batch_id in sorted(predecessors):  # one lock order: concurrent replays cannot deadlock
+        batch = batches.get(session, org, batch_id, for_update=lock)
+        if batch.dataset_id != dataset_id:
+            raise InvalidInput(
+                f"predecessor {batch_id!r} belongs to dataset {batch.dataset_id!r}, "
+                f"not {dataset_id!r}"
+            )
+        _require_restatable(batch, "replayed")
+        found.append(batch)
+    return found
+
+
+def complete_replay(session: Session, batch: Batch) -> Job:
+    """COMPLETE of a replay batch: reserve its predecessors and queue the replay job."""
+    replay = batch.replay or {}
+    predecessors = check_predecessors(
+        session, batch.org, batch.dataset_id, list(replay.get("predecessors", [])), lock=True
+    )
+    restatement = _new(
+        session,
+        org=batch.org,
+        dataset_id=batch.dataset_id,
+        kind=RestatementKind.REPLAY,
+        state=RestatementState.PENDING,
+        batch_id=batch.id,
+        column=BATCH_COLUMN,
+        ids=[p.id for p in predecessors],
+        reason=replay.get("reason"),
+    )
+    for predecessor in predecessors:
+        predecessor.restated_by = restatement.id
+    return _enqueue(session, restatement)
+
+
+def canonical_values(
+    dataset: Dataset, column: str, values: list[object], type_name: str
+) -> list[str]:
+    """GDPR values as the text a tombstone stores, checked against the column's type."""
+    out = []
+    for value in values:
+        if type_name in ("int", "long"):
+            if isinstance(value, bool) or not isinstance(value, int | str):
+                raise InvalidInput(f"value {value!r} is not an integer ({column} is {type_name})")
+            try:
+                out.append(str(int(value)))
+            except ValueError:
+                raise InvalidInput(
+                    f"value {value!r} is not an integer ({column} is {type_name})"
+                ) from None
+        elif isinstance(value, str):
+            out.append(value)
+        else:
+            raise InvalidInput(f"value {value!r} is not a string ({column} is a string column)")
+    return list(dict.fromkeys(out))
+
+
+def submit_privacy_job(
+    session: Session, org: str, dataset_ids: list[str], column: str, values: list[object]
+) -> PrivacyJob:
+    if not dataset_ids:
+        raise InvalidInput("dataset_ids names at least one dataset")
+    if not values:
+        raise InvalidInput("values holds at least one value")
+    if len(values) > MAX_GDPR_VALUES:
+        raise InvalidInput(f"a privacy job deletes at most {MAX_GDPR_VALUES} values")
+    targets = []
+    for dataset_id in dict.fromkeys(dataset_ids):
+        dataset = datasets.get(session, org, dataset_id)
+        if column not in dataset.identity_columns:
+            raise InvalidInput(
+                f"{column!r} is not an identity column of dataset {dataset_id!r} "
+                f"(its identity columns: {dataset.identity_columns})",
+                dataset_id=dataset_id,
+            )
+        spec = next(f for f in dataset.schema_fields if f["name"] == column)
+        if spec["type"] not in ("string", "int", "long"):
+            raise InvalidInput(
+                f"GDPR deletes work on string, int or long identity columns; "
+                f"{column!r} is {spec['type']}"
+            )
+        targets.append((dataset, canonical_values(dataset, column, values, spec["type"])))
+    job = PrivacyJob(
+        org=org, column=column, dataset_ids=[d.id for d, _ in targets], value_count=len(values)
+    )
+    session.add(job)
+    session.flush()
+    for dataset, ids in targets:
+        restatement = _new(
+            session,
+            org=org,
+            dataset_id=dataset.id,
+            kind=RestatementKind.GDPR,
+            state=RestatementState.READY,
+            privacy_job_id=job.id,
+            column=column,
+            ids=ids,
+            reason=f"privacy job {job.id}",
+        )
+        _enqueue(session, restatement)
+    return job
+
+
+def release(session: Session, restatement: Restatement, error: str) -> None:
+    """A restatement that failed for good: free its batches, fail a replay's new batch."""
+    restatement.state = RestatementState.FAILED
+    restatement.error = error
+    session.execute(
+        update(Batch).where(Batch.restated_by == restatement.id).values(restated_by=None)
+    )
+    if restatement.kind == RestatementKind.REPLAY and restatement.batch_id:
+        batch = session.get(Batch, restatement.batch_id)
+        if batch is not None and batch.status in (BatchStatus.STAGED, BatchStatus.PROCESSING):
+            batch.status = BatchStatus.FAILED
+            if not batch.errors:
+                batch.errors = [{"file": None, "row": None, "field": None, "reason": error}]
+            batch.completed_at = datetime.now(UTC)
+
+
+def _restatement_failed(session: Session, job: Job, error: str) -> None:
+    restatement = session.get(Restatement, job.subject_id)
+    if restatement is not None and restatement.state != RestatementState.COMMITTED:
+        release(session, restatement, error)
+
+
+for _kind in RestatementKind:
+    jobs.on_failure(_kind.value)(_restatement_failed)
+
+
+def by_privacy_job(session: Session, privacy_job_id: str) -> list[Restatement]:
+    query = select(Restatement).where(Restatement.privacy_job_id == privacy_job_id)
+    return list(session.scalars(query.order_by(Restatement.created_at)).all())

@@ -1,0 +1,124 @@
+"""Revert, replay and GDPR delete through the API and an in-process worker, on both stores."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from tests.api.test_datasets import EVENTS
+from tests.workers.test_ingest import RunJobs, ingest, rows
+
+pytestmark = pytest.mark.spark
+
+
+def csv_rows(records: list[tuple[int, str | None]], day: int = 1) -> bytes:
+    lines = ["event_id,user_id,event_time,payload"]
+    for event_id, user in records:
+        lines.append(f"{event_id},{user or ''},2024-03-0{day + event_id % 3}T10:00:00,p{event_id}")
+    return ("\n".join(lines) + "\n").encode()
+
+
+def ids(client: TestClient, dataset_id: str, **params: Any) -> list[int]:
+    return sorted(r["event_id"] for r in rows(client, dataset_id, **params))
+
+
+def replay(
+    client: TestClient, run_jobs: RunJobs, dataset_id: str, predecessors: list[str], body: bytes
+) -> dict[str, Any]:
+    opened = client.post(
+        "/v1/batches",
+        json={
+            "dataset_id": dataset_id,
+            "format": "csv",
+            "replay": {"predecessors": predecessors, "reason": "corrected"},
+        },
+    )
+    assert opened.status_code == 201, opened.text
+    batch_id = opened.json()["id"]
+    assert client.put(f"/v1/batches/{batch_id}/files/a.csv", content=body).status_code == 201
+    done = client.post(f"/v1/batches/{batch_id}", params={"action": "COMPLETE"})
+    assert done.status_code == 202, done.text
+    assert done.json()["job"]["kind"] == "replay"
+    run_jobs()
+    return client.get(f"/v1/batches/{batch_id}").json()
+
+
+def test_revert_replay_and_gdpr(client: TestClient, run_jobs: RunJobs) -> None:
+    dataset = client.post("/v1/datasets", json=EVENTS).json()
+    did = dataset["id"]
+    b1 = ingest(client, run_jobs, did, "csv", {"a.csv": csv_rows([(1, "u1"), (2, "u2")])})
+    b2 = ingest(client, run_jobs, did, "csv", {"a.csv": csv_rows([(3, "u1"), (4, "u3")])})
+    assert ids(client, did) == [1, 2, 3, 4]
+    before_revert = b2["snapshot_id"]
+
+    reverted = client.post(f"/v1/batches/{b1['id']}", params={"action": "REVERT"})
+    assert reverted.status_code == 202, reverted.text
+    again = client.post(f"/v1/batches/{b1['id']}", params={"action": "REVERT"})
+    assert again.status_code == 409
+    assert "pending" in again.json()["detail"]
+    run_jobs()
+    job = client.get(f"/v1/jobs/{reverted.json()['job']['id']}").json()
+    assert job["state"] == "succeeded", job
+    assert job["result"]["rows_hidden"] == 2
+    assert job["result"]["tombstones_written"] == 1
+    assert client.get(f"/v1/batches/{b1['id']}").json()["status"] == "reverted"
+    assert ids(client, did) == [3, 4]
+    assert ids(client, did, as_of=before_revert) == [1, 2, 3, 4]
+    third = client.post(f"/v1/batches/{b1['id']}", params={"action": "REVERT"})
+    assert third.status_code == 409
+    assert "'reverted'" in third.json()["detail"]
+
+    new = replay(client, run_jobs, did, [b2["id"]], csv_rows([(30, "u1"), (40, "u4")]))
+    assert new["status"] == "success", new
+    assert new["row_count"] == 2
+    assert client.get(f"/v1/batches/{b2['id']}").json()["status"] == "replaced"
+    assert ids(client, did) == [30, 40]
+    snapshot = client.get(f"/v1/datasets/{did}/snapshots").json()["items"][0]
+    assert snapshot["snapshot_id"] == new["snapshot_id"]
+    assert snapshot["icebatch"]["icebatch.operation"] == "replay"
+    assert snapshot["summary"]["added-records"] == "2"
+    assert snapshot["tombstone"]["tombstone.metrics.added.count"] == "1"
+    assert snapshot["tombstones"]["total"] == 2
+
+    gdpr = client.post(
+        "/v1/privacy/jobs", json={"dataset_ids": [did], "column": "user_id", "values": ["u1"]}
+    )
+    assert gdpr.status_code == 202, gdpr.text
+    assert gdpr.json()["status"] == "submitted"
+    run_jobs()
+    status = client.get(f"/v1/privacy/jobs/{gdpr.json()['id']}").json()
+    assert status["status"] == "complete", status
+    assert status["tombstones_written"] == 1
+    assert status["rows_hidden"] == 1
+    assert ids(client, did) == [40]
+    # rows of u1 appended after the GDPR tombstone stay visible
+    ingest(client, run_jobs, did, "csv", {"a.csv": csv_rows([(50, "u1")])})
+    assert ids(client, did) == [40, 50]
+
+    listed = client.get(f"/v1/datasets/{did}/tombstones", params={"namespace": "user_id"}).json()
+    assert [(t["namespace"], t["id"], t["meta"]["operation"]) for t in listed["items"]] == [
+        ("user_id", "u1", "gdpr")
+    ]
+    everything = client.get(f"/v1/datasets/{did}/tombstones").json()
+    assert everything["total"] == 3
+
+
+def test_replay_and_revert_need_a_success_batch(client: TestClient, run_jobs: RunJobs) -> None:
+    did = client.post("/v1/datasets", json=EVENTS).json()["id"]
+    loading = client.post("/v1/batches", json={"dataset_id": did, "format": "csv"}).json()
+    refused = client.post(f"/v1/batches/{loading['id']}", params={"action": "REVERT"})
+    assert refused.status_code == 409
+    assert "'loading'" in refused.json()["detail"]
+    assert "success" in refused.json()["detail"]
+    opened = client.post(
+        "/v1/batches",
+        json={"dataset_id": did, "format": "csv", "replay": {"predecessors": [loading["id"]]}},
+    )
+    assert opened.status_code == 409
+    gdpr = client.post(
+        "/v1/privacy/jobs", json={"dataset_ids": [did], "column": "payload", "values": ["x"]}
+    )
+    assert gdpr.status_code == 422
+    assert "identity column" in gdpr.json()["detail"]

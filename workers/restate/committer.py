@@ -1,0 +1,314 @@
+"""The group committer: the holder of a dataset's commit lease commits every ready restatement.
+
+Restatements that are ready together (of one kind) become one snapshot; each keeps its own
+result. A group is first marked `committing` with its commit id, then committed with that id as
+`icebatch.request-id`, then recorded. A committer that dies in between leaves the group
+`committing`; the next holder looks the commit id up in the snapshot log and either records the
+group (it landed) or makes it ready again (it did not). A commit that meets a new parent is planned
+again on it, never replayed as it was.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from collections import defaultdict
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from pyiceberg.table import Table
+from pyiceberg.table.snapshots import Snapshot
+from sqlalchemy import select, update
+
+from app.config import get_settings
+from app.db import session_scope
+from app.lake import commit as lake_commit
+from app.lake import snapshots, visible
+from app.lake.catalog import get_catalog
+from app.lake.tombstones import NewTombstone
+from app.models import (
+    Batch,
+    BatchStatus,
+    Dataset,
+    Job,
+    JobState,
+    Restatement,
+    RestatementKind,
+    RestatementState,
+)
+from workers.restate import lease
+from workers.runtime import JobContext, LeaseLost, PermanentJobError
+
+log = logging.getLogger(__name__)
+COMMIT_ATTEMPTS = 8
+REQUEST_COUNT = "icebatch.request-count"
+
+
+class CommitLeaseLost(Exception):
+    """The dataset's commit lease expired under us; the next holder finishes the group."""
+
+
+def wait_until_committed(ctx: JobContext, restatement_id: str, dataset_id: str) -> None:
+    """Return once the restatement is committed, committing it (and others) if need be."""
+    last_beat, pause = time.monotonic(), 0.02
+    while True:
+        with session_scope() as session:
+            state = session.scalar(
+                select(Restatement.state).where(Restatement.id == restatement_id)
+            )
+        if state == RestatementState.COMMITTED:
+            return
+        if state == RestatementState.FAILED:
+            raise PermanentJobError(f"restatement {restatement_id} failed")
+        token = lease.acquire(dataset_id)
+        if token is not None:
+            try:
+                drain(dataset_id, token)
+            finally:
+                lease.release(dataset_id, token)
+            pause = 0.02
+            continue
+        if time.monotonic() - last_beat > 1.0:
+            ctx.check_lease()
+            last_beat = time.monotonic()
+        time.sleep(pause)
+        pause = min(pause * 2, 0.25)
+
+
+def _load(dataset_id: str) -> Table:
+    with session_scope() as session:
+        dataset = session.get(Dataset, dataset_id)
+        assert dataset is not None
+        identifier = dataset.table_identifier
+    return get_catalog().load_table(identifier)
+
+
+def drain(dataset_id: str, token: int) -> None:
+    """Under the lease: settle interrupted groups, then commit ready groups until none is left."""
+    table = _load(dataset_id)
+    recover(table, dataset_id)
+    while True:
+        group = _next_group(dataset_id)
+        if not group:
+            return
+        commit_group(table, dataset_id, token, group)
+
+
+def recover(table: Table, dataset_id: str) -> None:
+    """Groups left `committing` by a committer that died: landed or not, per the snapshot log."""
+    with session_scope() as session:
+        rows = session.scalars(
+            select(Restatement).where(
+                Restatement.dataset_id == dataset_id,
+                Restatement.state == RestatementState.COMMITTING,
+            )
+        ).all()
+        groups: dict[str, list[str]] = defaultdict(list)
+        for row in rows:
+            groups[row.commit_id or ""].append(row.id)
+    for commit_id, ids in groups.items():
+        landed = snapshots.find_by_request_id(table, commit_id) if commit_id else None
+        if landed is not None:
+            log.info("group %s landed as snapshot %s before its committer died", commit_id, landed)
+            _record(table, ids, landed)
+        else:
+            with session_scope() as session:
+                session.execute(
+                    update(Restatement)
+                    .where(
+                        Restatement.id.in_(ids), Restatement.state == RestatementState.COMMITTING
+                    )
+                    .values(state=RestatementState.READY, commit_id=None)
+                )
+
+
+def _next_group(dataset_id: str) -> list[str]:
+    """The oldest ready restatement's kind, and every ready one of that kind (capped)."""
+    cap = get_settings().max_group_tombstones
+    with session_scope() as session:
+        rows = session.execute(
+            select(Restatement.id, Restatement.kind, Restatement.ids)
+            .where(
+                Restatement.dataset_id == dataset_id,
+                Restatement.state == RestatementState.READY,
+            )
+            .order_by(Restatement.created_at, Restatement.id)
+        ).all()
+    if not rows:
+        return []
+    kind, count = rows[0].kind, 0
+    group: list[str] = []
+    for row in rows:
+        if row.kind != kind:
+            continue
+        if group and count + len(row.ids) > cap:
+            break
+        group.append(row.id)
+        count += len(row.ids)
+    return group
+
+
+def commit_group(table: Table, dataset_id: str, token: int, ids: list[str]) -> Snapshot:
+    commit_id = f"group-{uuid.uuid4()}"
+    with session_scope() as session:
+        session.execute(
+            update(Restatement)
+            .where(Restatement.id.in_(ids), Restatement.state == RestatementState.READY)
+            .values(state=RestatementState.COMMITTING, commit_id=commit_id)
+        )
+        rows = session.scalars(select(Restatement).where(Restatement.commit_id == commit_id)).all()
+        members = [_member(r) for r in rows]
+    if not members:
+        raise RuntimeError("the group vanished before its commit")
+    kind = members[0]["kind"]
+    schema = table.schema()
+    evict_by = None
+    if kind == RestatementKind.GDPR:
+        evict_by = datetime.now(UTC) + timedelta(days=get_settings().gdpr_evict_days)
+    new = [
+        NewTombstone(
+            schema.find_field(m["column"]).field_id,
+            value,
+            m["request_id"],
+            kind,
+            m["reason"],
+            evict_by,
+        )
+        for m in members
+        for value in m["ids"]
+    ]
+    files = lake_commit.data_files(table, [p for m in members for p in m["data_files"]])
+    properties = {
+        snapshots.OPERATION: kind,
+        snapshots.REQUEST_ID: commit_id,
+        REQUEST_COUNT: str(len(members)),
+    }
+    batch_ids = [m["batch_id"] for m in members if m["batch_id"] and kind == RestatementKind.REPLAY]
+    if len(batch_ids) == 1:
+        properties[snapshots.BATCH_ID] = batch_ids[0]
+    for attempt in range(COMMIT_ATTEMPTS):
+        if not lease.renew(dataset_id, token):
+            raise CommitLeaseLost(dataset_id)  # the group stays 'committing' for the next holder
+        try:
+            snapshot = lake_commit.commit(
+                table, files=files, new_tombstones=new, properties=properties
+            )
+            break
+        except lake_commit.ParentMoved:
+            log.info("group %s: the parent moved (attempt %s); planning again", commit_id, attempt)
+            table.refresh()
+    else:
+        with session_scope() as session:
+            session.execute(
+                update(Restatement)
+                .where(Restatement.commit_id == commit_id)
+                .values(state=RestatementState.READY, commit_id=None)
+            )
+        raise RuntimeError(f"group {commit_id}: the parent kept moving; giving up for now")
+    _record(table, [m["id"] for m in members], snapshot)
+    return snapshot
+
+
+def _member(r: Restatement) -> dict[str, Any]:
+    return {
+        "id": r.id,
+        "kind": r.kind,
+        "column": r.column,
+        "ids": list(r.ids),
+        "request_id": r.request_id,
+        "reason": r.reason,
+        "batch_id": r.batch_id,
+        "data_files": list(r.data_files or []),
+    }
+
+
+def _record(table: Table, ids: list[str], snapshot: Snapshot) -> None:
+    """Mark the group committed, move its batches, count hidden rows, finish queued jobs."""
+    parent = (
+        table.snapshot_by_id(snapshot.parent_snapshot_id)
+        if snapshot.parent_snapshot_id is not None
+        else None
+    )
+    with session_scope() as session:
+        rows = session.scalars(select(Restatement).where(Restatement.id.in_(ids))).all()
+        members = [_member(r) for r in rows]
+    hidden = _hidden_counts(table, parent, members)
+    now = datetime.now(UTC)
+    with session_scope() as session:
+        for row in session.scalars(select(Restatement).where(Restatement.id.in_(ids))).all():
+            row.state = RestatementState.COMMITTED
+            row.snapshot_id = snapshot.snapshot_id
+            row.parent_snapshot_id = snapshot.parent_snapshot_id
+            row.sequence_number = snapshot.sequence_number
+            row.tombstones_written = len(row.ids)
+            row.rows_hidden = hidden[row.id]
+            row.committed_at = now
+            _move_batches(session, row, snapshot)
+            result = outcome(row)
+            session.execute(
+                update(Job)
+                .where(Job.id == row.job_id, Job.state == JobState.QUEUED)
+                .values(
+                    state=JobState.SUCCEEDED,
+                    stage="done",
+                    progress=1.0,
+                    result=result,
+                    started_at=now,
+                    finished_at=now,
+                )
+            )
+
+
+def _hidden_counts(
+    table: Table, parent: Snapshot | None, members: list[dict[str, Any]]
+) -> dict[str, int]:
+    """Per restatement: rows visible at the parent that its tombstones hide."""
+    by_column: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for m in members:
+        by_column[m["column"]].append(m)
+    counts: dict[str, int] = {}
+    for column, group in by_column.items():
+        values = sorted({v for m in group for v in m["ids"]})
+        per_value = visible.count_by_value(table, parent, column, values)
+        for m in group:
+            counts[m["id"]] = sum(per_value.get(v, 0) for v in m["ids"])
+    return counts
+
+
+def _move_batches(session: Any, row: Restatement, snapshot: Snapshot) -> None:
+    now = datetime.now(UTC)
+    if row.kind == RestatementKind.REVERT:
+        moved = BatchStatus.REVERTED
+    elif row.kind == RestatementKind.REPLAY:
+        moved = BatchStatus.REPLACED
+        batch = session.get(Batch, row.batch_id)
+        if batch is not None:
+            batch.status = BatchStatus.SUCCESS
+            batch.snapshot_id = snapshot.snapshot_id
+            batch.row_count = (row.result or {}).get("row_count")
+            batch.completed_at = now
+    else:
+        return
+    for batch in session.scalars(select(Batch).where(Batch.id.in_(row.ids))).all():
+        if batch.restated_by == row.id:
+            batch.status = moved
+            batch.completed_at = now
+
+
+def outcome(row: Restatement) -> dict[str, Any]:
+    """A restatement's job result."""
+    return {
+        "restatement_id": row.id,
+        "kind": row.kind,
+        "snapshot_id": row.snapshot_id,
+        "sequence_number": row.sequence_number,
+        "commit_id": row.commit_id,
+        "tombstones_written": row.tombstones_written,
+        "rows_hidden": row.rows_hidden,
+        "batch_id": row.batch_id,
+        "predecessors": row.ids if row.kind == RestatementKind.REPLAY else None,
+    }
+
+
+__all__ = ["CommitLeaseLost", "LeaseLost", "wait_until_committed", "outcome"]

@@ -1,0 +1,75 @@
+"""A dataset's commit lease: one committer of tombstones at a time, with an expiry.
+
+The lease is an optimization and a serializer, not the last line of defence: every tombstone
+commit is also fenced on its parent snapshot by the catalog's compare-and-swap. The holder renews
+right before each commit, so a commit starts with a full lease period ahead of it.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from sqlalchemy import select, update
+from sqlalchemy.exc import IntegrityError
+
+from app.config import get_settings
+from app.db import session_scope
+from app.models import CommitLease
+from workers.runtime import WORKER_NAME
+
+
+def _expiry() -> datetime:
+    return datetime.now(UTC) + timedelta(seconds=get_settings().commit_lease_seconds)
+
+
+def acquire(dataset_id: str) -> int | None:
+    """The new fencing token, or None while someone else holds an unexpired lease."""
+    now = datetime.now(UTC)
+    with session_scope() as session:
+        taken = session.execute(
+            update(CommitLease)
+            .where(CommitLease.dataset_id == dataset_id, CommitLease.expires_at < now)
+            .values(holder=WORKER_NAME, token=CommitLease.token + 1, expires_at=_expiry())
+        ).rowcount
+        if taken:
+            token = session.scalar(
+                select(CommitLease.token).where(CommitLease.dataset_id == dataset_id)
+            )
+            return int(token) if token is not None else None
+        if session.get(CommitLease, dataset_id) is not None:
+            return None
+    try:
+        with session_scope() as session:
+            session.add(
+                CommitLease(
+                    dataset_id=dataset_id, holder=WORKER_NAME, token=1, expires_at=_expiry()
+                )
+            )
+    except IntegrityError:
+        return None
+    return 1
+
+
+def renew(dataset_id: str, token: int) -> bool:
+    """Extend the lease by a full period; False when it expired or passed to another holder."""
+    with session_scope() as session:
+        return bool(
+            session.execute(
+                update(CommitLease)
+                .where(
+                    CommitLease.dataset_id == dataset_id,
+                    CommitLease.token == token,
+                    CommitLease.expires_at > datetime.now(UTC),
+                )
+                .values(expires_at=_expiry())
+            ).rowcount
+        )
+
+
+def release(dataset_id: str, token: int) -> None:
+    with session_scope() as session:
+        session.execute(
+            update(CommitLease)
+            .where(CommitLease.dataset_id == dataset_id, CommitLease.token == token)
+            .values(expires_at=datetime.now(UTC) - timedelta(seconds=1), holder=None)
+        )

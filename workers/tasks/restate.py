@@ -1,0 +1,105 @@
+"""Restatement jobs (revert, replay, GDPR delete): prepare, then commit in the dataset's group."""
+
+from __future__ import annotations
+
+import logging
+import shutil
+from pathlib import Path
+from typing import Any
+
+import app.restatements.service  # noqa: F401  (registers the failure hooks)
+from app.batches import repository as batches
+from app.config import get_settings
+from app.db import session_scope
+from app.lake import commit as lake_commit
+from app.lake import tables
+from app.lake.catalog import get_catalog
+from app.lake.types import user_schema
+from app.models import Batch, BatchStatus, Dataset, Restatement, RestatementKind, RestatementState
+from workers.celery_app import celery
+from workers.ingest.inputs import StagedFile
+from workers.restate.committer import outcome, wait_until_committed
+from workers.runtime import JobContext, PermanentJobError, run_job
+
+log = logging.getLogger(__name__)
+
+
+@celery.task(name="icebatch.restate")
+def restate_task(job_id: str) -> None:
+    run_job(job_id, restate)
+
+
+def restate(ctx: JobContext) -> dict[str, Any]:
+    with session_scope() as session:
+        restatement = session.get(Restatement, ctx.subject_id)
+        if restatement is None:
+            raise PermanentJobError(f"restatement {ctx.subject_id} no longer exists")
+        state, kind, dataset_id = restatement.state, restatement.kind, restatement.dataset_id
+    if state == RestatementState.PENDING and kind == RestatementKind.REPLAY:
+        stage_replay(ctx)
+    ctx.set_stage("committing", 0.9)
+    wait_until_committed(ctx, ctx.subject_id or "", dataset_id)
+    with session_scope() as session:
+        restatement = session.get(Restatement, ctx.subject_id)
+        assert restatement is not None
+        result = outcome(restatement)
+        batch_id = restatement.batch_id if kind == RestatementKind.REPLAY else None
+    if batch_id:
+        shutil.rmtree(get_settings().staging_dir / batch_id, ignore_errors=True)
+    return result
+
+
+def stage_replay(ctx: JobContext) -> None:
+    """Write the replay batch's rows as uncommitted files; the restatement becomes ready."""
+    from workers.spark.jobs.stage import stage
+    from workers.spark.progress import SparkProgress
+    from workers.spark.session import get_spark
+
+    with session_scope() as session:
+        restatement = session.get(Restatement, ctx.subject_id)
+        assert restatement is not None
+        assert restatement.batch_id is not None
+        batch = session.get(Batch, restatement.batch_id)
+        dataset = session.get(Dataset, restatement.dataset_id)
+        assert batch is not None
+        assert dataset is not None
+        files = [StagedFile(f.name, Path(f.path)) for f in batches.files(session, batch.id)]
+        batch.status = BatchStatus.PROCESSING
+        batch_id, fmt, identifier = batch.id, batch.format, dataset.table_identifier
+    table = tables.ensure_properties(get_catalog().load_table(identifier))
+    spark = get_spark()
+    spark.sparkContext.setJobGroup(ctx.request_id, f"replay batch {batch_id}", True)
+    progress = SparkProgress(spark.sparkContext, ctx.request_id)
+    ctx.progress_fn = progress.value
+    ctx.set_stage("staging", 0.01)
+    staged = stage(
+        spark,
+        catalog=get_settings().catalog_name,
+        table=table,
+        schema=user_schema(table.schema()),
+        files=files,
+        fmt=fmt,
+        batch_id=batch_id,
+        progress=progress,
+        max_errors=get_settings().max_error_rows,
+    )
+    ctx.progress_fn = None
+    if staged.errors:
+        with session_scope() as session:
+            batch = session.get(Batch, batch_id)
+            assert batch is not None
+            batch.errors, batch.row_count = staged.errors, staged.row_count
+        raise PermanentJobError(
+            f"batch {batch_id} has invalid input; see the batch's errors",
+            {"errors": len(staged.errors)},
+        )
+    described = lake_commit.data_files(table, staged.paths)
+    paths = [f.file_path for f in described if f.record_count > 0]
+    rows = sum(f.record_count for f in described)
+    ctx.check_lease()
+    with session_scope() as session:
+        restatement = session.get(Restatement, ctx.subject_id)
+        assert restatement is not None
+        restatement.data_files = paths
+        restatement.result = {"row_count": rows, "staged_folder": staged.folder}
+        restatement.state = RestatementState.READY
