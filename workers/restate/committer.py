@@ -11,6 +11,7 @@ again on it, never replayed as it was.
 from __future__ import annotations
 
 import logging
+import os
 import time
 import uuid
 from collections import defaultdict
@@ -43,6 +44,16 @@ from workers.runtime import JobContext, LeaseLost, PermanentJobError
 log = logging.getLogger(__name__)
 COMMIT_ATTEMPTS = 8
 REQUEST_COUNT = "icebatch.request-count"
+
+
+def failpoint(name: str) -> None:
+    """Pause at a named point when ICEBATCH_FAILPOINTS says so (`after-commit=5,...`): lets
+    tests kill a worker inside the commit step at a known place."""
+    for item in os.environ.get("ICEBATCH_FAILPOINTS", "").split(","):
+        point, _, seconds = item.partition("=")
+        if point.strip() == name:
+            log.warning("failpoint %s: pausing %s s", name, seconds)
+            time.sleep(float(seconds or 0))
 
 
 class CommitLeaseLost(Exception):
@@ -190,6 +201,7 @@ def commit_group(table: Table, dataset_id: str, token: int, ids: list[str]) -> S
     for attempt in range(COMMIT_ATTEMPTS):
         if not lease.renew(dataset_id, token):
             raise CommitLeaseLost(dataset_id)  # the group stays 'committing' for the next holder
+        failpoint("before-commit")
         try:
             snapshot = lake_commit.commit(
                 table, files=files, new_tombstones=new, properties=properties
@@ -206,6 +218,7 @@ def commit_group(table: Table, dataset_id: str, token: int, ids: list[str]) -> S
                 .values(state=RestatementState.READY, commit_id=None)
             )
         raise RuntimeError(f"group {commit_id}: the parent kept moving; giving up for now")
+    failpoint("after-commit")
     _record(table, [m["id"] for m in members], snapshot)
     return snapshot
 
