@@ -132,3 +132,50 @@ def test_replay_and_revert_need_a_success_batch(client: TestClient, run_jobs: Ru
     )
     assert gdpr.status_code == 422
     assert "identity column" in gdpr.json()["detail"]
+
+
+def test_restatements_ready_together_commit_as_one_snapshot(
+    client: TestClient, run_jobs: RunJobs
+) -> None:
+    did = client.post("/v1/datasets", json=EVENTS).json()["id"]
+    batches = [
+        ingest(client, run_jobs, did, "csv", {"a.csv": csv_rows([(i, f"u{i % 3}")])})
+        for i in range(3)
+    ]
+    before = len(client.get(f"/v1/datasets/{did}/snapshots").json()["items"])
+    jobs = [
+        client.post(f"/v1/batches/{b['id']}", params={"action": "REVERT"}).json()["job"]["id"]
+        for b in batches[:2]
+    ]
+    privacy = [
+        client.post(
+            "/v1/privacy/jobs", json={"dataset_ids": [did], "column": "user_id", "values": [u]}
+        ).json()
+        for u in ("u2", "nobody")
+    ]
+    ran = run_jobs()
+    # the first job's committer took every ready restatement and finished the other jobs
+    attempts = sorted(client.get(f"/v1/jobs/{j}").json()["attempt"] for j in ran)
+    assert attempts == [0, 0, 0, 1]
+    results = [client.get(f"/v1/jobs/{j}").json() for j in jobs]
+    assert all(r["state"] == "succeeded" for r in results)
+    assert [r["result"]["rows_hidden"] for r in results] == [1, 1]
+    snapshots = client.get(f"/v1/datasets/{did}/snapshots").json()["items"]
+    # reverts and GDPR deletes are different operations: one snapshot per kind
+    assert len(snapshots) == before + 2
+    revert_snapshot = next(s for s in snapshots if s["icebatch"]["icebatch.operation"] == "revert")
+    assert revert_snapshot["icebatch"]["icebatch.request-count"] == "2"
+    assert {r["result"]["snapshot_id"] for r in results} == {revert_snapshot["snapshot_id"]}
+    statuses = [client.get(f"/v1/privacy/jobs/{p['id']}").json() for p in privacy]
+    assert [s["rows_hidden"] for s in statuses] == [1, 0]
+    assert [s["status"] for s in statuses] == ["complete", "complete"]
+    assert ids(client, did) == []
+    listed = client.get(f"/v1/datasets/{did}/tombstones").json()
+    assert sorted((t["namespace"], t["id"]) for t in listed["items"]) == sorted(
+        [
+            ("_batch_id", batches[0]["id"]),
+            ("_batch_id", batches[1]["id"]),
+            ("user_id", "u2"),
+            ("user_id", "nobody"),
+        ]
+    )

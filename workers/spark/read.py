@@ -18,9 +18,11 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from app.config import get_settings
 from app.lake import tombstones, visible
 from app.lake.catalog import get_catalog
 from app.reads.service import resolve_as_of
+from workers.spark.session import catalog_conf
 from workers.spark.types import spark_type
 
 FILE, SEQ, TID, TSEQ = "__ib_file", "__ib_seq", "__ib_tid", "__ib_tseq"
@@ -42,7 +44,11 @@ def read_dataset(
     catalog: Catalog | None = None,
 ) -> DataFrame:
     """The rows of `dataset` visible now or at `as_of` (a snapshot id or an ISO 8601 time)."""
-    catalog = catalog or get_catalog()
+    if catalog is None:
+        catalog = get_catalog()
+        for key, value in catalog_conf(get_settings()).items():  # declare it if Spark lacks it
+            if spark.conf.get(key, None) is None:
+                spark.conf.set(key, value)
     spark_name, identifier = _split(dataset, catalog)
     table = catalog.load_table(identifier)
     snapshot = resolve_as_of(table, None if as_of is None else str(as_of))
