@@ -211,7 +211,12 @@ def release(session: Session, restatement: Restatement, error: str) -> None:
 
 def _restatement_failed(session: Session, job: Job, error: str) -> None:
     restatement = session.get(Restatement, job.subject_id)
-    if restatement is not None and restatement.state != RestatementState.COMMITTED:
+    # a 'committing' restatement may have landed: only the snapshot log can tell, and the next
+    # committer of the dataset settles it (recover); failing it here could undo a commit
+    if restatement is not None and restatement.state not in (
+        RestatementState.COMMITTED,
+        RestatementState.COMMITTING,
+    ):
         release(session, restatement, error)
 
 

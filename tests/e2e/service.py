@@ -43,14 +43,18 @@ class Service:
         self.url = f"http://127.0.0.1:{self.port}"
         self.processes: dict[str, subprocess.Popen[bytes]] = {}
         self.logfiles: dict[str, IO[bytes]] = {}
+        self.logpaths: dict[str, Path] = {}
         self.starts = 0
 
-    def _spawn(self, name: str, *args: str) -> subprocess.Popen[bytes]:
+    def _spawn(
+        self, name: str, *args: str, env: dict[str, str] | None = None
+    ) -> subprocess.Popen[bytes]:
         self.starts += 1
-        log = (self.home / f"{name}-{self.starts}.log").open("wb")
+        self.logpaths[name] = self.home / f"{name}-{self.starts}.log"
+        log = self.logpaths[name].open("wb")
         process = subprocess.Popen(
             [str(BIN), *args],
-            env=self.env,
+            env={**self.env, **(env or {})},
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,  # its own process group: the JVM dies with it
@@ -81,8 +85,13 @@ class Service:
         self._spawn("api", "api", "--port", str(self.port))
         self.wait_ready()
 
-    def start_worker(self) -> None:
-        self._spawn("worker", "worker")
+    def start_worker(self, name: str = "worker", env: dict[str, str] | None = None) -> None:
+        """A worker process; give each of several at once its own `name`; `env` adds to ours."""
+        self._spawn(name, "worker", env=env)
+
+    def log(self, name: str) -> str:
+        """The whole log of the running (or last) process called `name`."""
+        return self.logpaths[name].read_text(errors="replace")
 
     def wait_ready(self) -> None:
         def ready() -> bool:
