@@ -11,7 +11,18 @@ from sqlalchemy import create_engine, inspect
 from app.cli import alembic_config
 from tests.conftest import PG_HOST, create_pg_database, drop_pg_database
 
-OURS = {"api_keys", "datasets", "batches", "batch_files", "jobs", "outbox", "idempotency_keys"}
+OURS = {
+    "api_keys",
+    "datasets",
+    "batches",
+    "batch_files",
+    "jobs",
+    "outbox",
+    "idempotency_keys",
+    "restatements",
+    "privacy_jobs",
+    "commit_leases",
+}
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
