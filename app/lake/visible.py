@@ -149,9 +149,9 @@ def row_batches(
     if snapshot is None:
         return target, iter(())
     filt = tombstone_filter(table, snapshot)
-    read_schema = schema.select(*{*projected.column_names, *filt.columns})
+    names = [f.name for f in projected.fields]
+    read_schema = schema.select(*dict.fromkeys([*names, *filt.columns]))
     scan = ArrowScan(table.metadata, table.io, read_schema, AlwaysTrue())
-    names = projected.column_names
 
     def batches() -> Iterator[pa.RecordBatch]:
         for planned in plan(table, snapshot):

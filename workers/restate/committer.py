@@ -3,9 +3,10 @@
 Restatements that are ready together (of one kind) become one snapshot; each keeps its own
 result. A group is first marked `committing` with its commit id, then committed with that id as
 `icebatch.request-id`, then recorded. A committer that dies in between leaves the group
-`committing`; the next holder looks the commit id up in the snapshot log and either records the
-group (it landed) or makes it ready again (it did not). A commit that meets a new parent is planned
-again on it, never replayed as it was.
+`committing`; the next holder commits it under the same id, and every attempt first looks that id
+up in the snapshot log (on the table state the attempt is planned on), so a group that landed is
+recorded, never committed twice. A commit that meets a new parent is planned again on it, never
+replayed as it was.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from typing import Any
 
 from pyiceberg.table import Table
 from pyiceberg.table.snapshots import Snapshot
-from sqlalchemy import select, update
+from sqlalchemy import func, select, update
 
 from app.config import get_settings
 from app.db import session_scope
@@ -96,46 +97,38 @@ def _load(dataset_id: str) -> Table:
 
 
 def drain(dataset_id: str, token: int) -> None:
-    """Under the lease: settle interrupted groups, then commit ready groups until none is left."""
+    """Under the lease: finish interrupted groups, then commit ready groups until none is left."""
     table = _load(dataset_id)
-    recover(table, dataset_id)
+    for commit_id in _interrupted(dataset_id):
+        commit_group(table, dataset_id, token, commit_id)
     while True:
-        group = _next_group(dataset_id)
-        if not group:
+        claimed = _claim_next_group(dataset_id)
+        if claimed is None:
             return
-        commit_group(table, dataset_id, token, group)
+        commit_group(table, dataset_id, token, claimed)
 
 
-def recover(table: Table, dataset_id: str) -> None:
-    """Groups left `committing` by a committer that died: landed or not, per the snapshot log."""
+def _interrupted(dataset_id: str) -> list[str]:
+    """Commit ids of groups a previous committer marked `committing` and did not record.
+
+    Such a group keeps its commit id for life: whether it landed is decided by the snapshot log
+    (checked before every attempt), so it can never be committed twice under two ids.
+    """
     with session_scope() as session:
-        rows = session.scalars(
-            select(Restatement).where(
+        found = session.scalars(
+            select(Restatement.commit_id)
+            .where(
                 Restatement.dataset_id == dataset_id,
                 Restatement.state == RestatementState.COMMITTING,
             )
+            .distinct()
         ).all()
-        groups: dict[str, list[str]] = defaultdict(list)
-        for row in rows:
-            groups[row.commit_id or ""].append(row.id)
-    for commit_id, ids in groups.items():
-        landed = snapshots.find_by_request_id(table, commit_id) if commit_id else None
-        if landed is not None:
-            log.info("group %s landed as snapshot %s before its committer died", commit_id, landed)
-            _record(table, ids, landed)
-        else:
-            with session_scope() as session:
-                session.execute(
-                    update(Restatement)
-                    .where(
-                        Restatement.id.in_(ids), Restatement.state == RestatementState.COMMITTING
-                    )
-                    .values(state=RestatementState.READY, commit_id=None)
-                )
+    return sorted(c for c in found if c)
 
 
-def _next_group(dataset_id: str) -> list[str]:
-    """The oldest ready restatement's kind, and every ready one of that kind (capped)."""
+def _claim_next_group(dataset_id: str) -> str | None:
+    """Mark the next group `committing` under a new commit id: the oldest ready restatement's
+    kind, and every ready one of that kind (capped in tombstones)."""
     cap = get_settings().max_group_tombstones
     with session_scope() as session:
         rows = session.execute(
@@ -146,32 +139,40 @@ def _next_group(dataset_id: str) -> list[str]:
             )
             .order_by(Restatement.created_at, Restatement.id)
         ).all()
-    if not rows:
-        return []
-    kind, count = rows[0].kind, 0
-    group: list[str] = []
-    for row in rows:
-        if row.kind != kind:
-            continue
-        if group and count + len(row.ids) > cap:
-            break
-        group.append(row.id)
-        count += len(row.ids)
-    return group
-
-
-def commit_group(table: Table, dataset_id: str, token: int, ids: list[str]) -> Snapshot:
-    commit_id = f"group-{uuid.uuid4()}"
-    with session_scope() as session:
+        if not rows:
+            return None
+        kind, count = rows[0].kind, 0
+        group: list[str] = []
+        for row in rows:
+            if row.kind != kind:
+                continue
+            if group and count + len(row.ids) > cap:
+                break
+            group.append(row.id)
+            count += len(row.ids)
+        commit_id = f"group-{uuid.uuid4()}"
         session.execute(
             update(Restatement)
-            .where(Restatement.id.in_(ids), Restatement.state == RestatementState.READY)
+            .where(Restatement.id.in_(group), Restatement.state == RestatementState.READY)
             .values(state=RestatementState.COMMITTING, commit_id=commit_id)
         )
-        rows = session.scalars(select(Restatement).where(Restatement.commit_id == commit_id)).all()
+    return commit_id
+
+
+def commit_group(table: Table, dataset_id: str, token: int, commit_id: str) -> Snapshot:
+    """Commit the group `commit_id` once: before each attempt, the snapshot log is checked on the
+    very table state the attempt is planned on (and fenced to by the catalog's compare-and-swap),
+    so a group that landed by another committer's hand is recorded, not committed again."""
+    with session_scope() as session:
+        rows = session.scalars(
+            select(Restatement).where(
+                Restatement.commit_id == commit_id,
+                Restatement.state == RestatementState.COMMITTING,
+            )
+        ).all()
         members = [_member(r) for r in rows]
     if not members:
-        raise RuntimeError("the group vanished before its commit")
+        raise RuntimeError(f"group {commit_id} has no member left to commit")
     kind = members[0]["kind"]
     schema = table.schema()
     evict_by = None
@@ -198,7 +199,13 @@ def commit_group(table: Table, dataset_id: str, token: int, ids: list[str]) -> S
     batch_ids = [m["batch_id"] for m in members if m["batch_id"] and kind == RestatementKind.REPLAY]
     if len(batch_ids) == 1:
         properties[snapshots.BATCH_ID] = batch_ids[0]
+    ids = [m["id"] for m in members]
     for attempt in range(COMMIT_ATTEMPTS):
+        landed = snapshots.find_by_request_id(table, commit_id)
+        if landed is not None:
+            log.info("group %s already landed as snapshot %s", commit_id, landed.snapshot_id)
+            _record(table, ids, landed)
+            return landed
         if not lease.renew(dataset_id, token):
             raise CommitLeaseLost(dataset_id)  # the group stays 'committing' for the next holder
         failpoint("before-commit")
@@ -211,15 +218,9 @@ def commit_group(table: Table, dataset_id: str, token: int, ids: list[str]) -> S
             log.info("group %s: the parent moved (attempt %s); planning again", commit_id, attempt)
             table.refresh()
     else:
-        with session_scope() as session:
-            session.execute(
-                update(Restatement)
-                .where(Restatement.commit_id == commit_id)
-                .values(state=RestatementState.READY, commit_id=None)
-            )
-        raise RuntimeError(f"group {commit_id}: the parent kept moving; giving up for now")
+        raise RuntimeError(f"group {commit_id}: the parent kept moving; the next holder retries")
     failpoint("after-commit")
-    _record(table, [m["id"] for m in members], snapshot)
+    _record(table, ids, snapshot)
     return snapshot
 
 
@@ -259,15 +260,17 @@ def _record(table: Table, ids: list[str], snapshot: Snapshot) -> None:
             row.committed_at = now
             _move_batches(session, row, snapshot)
             result = outcome(row)
+            # a queued job's message becomes a no-op; a running job (its worker may be dead, or
+            # waiting for this commit) finds itself finished, and its own fenced finish is a no-op
             session.execute(
                 update(Job)
-                .where(Job.id == row.job_id, Job.state == JobState.QUEUED)
+                .where(Job.id == row.job_id, Job.state.in_([JobState.QUEUED, JobState.RUNNING]))
                 .values(
                     state=JobState.SUCCEEDED,
                     stage="done",
                     progress=1.0,
                     result=result,
-                    started_at=now,
+                    started_at=func.coalesce(Job.started_at, now),
                     finished_at=now,
                 )
             )
