@@ -148,11 +148,9 @@ def machine(client: TestClient, run_jobs: RunJobs, spark: Any) -> type[RuleBased
     return Restatements
 
 
-def test_restatements_follow_the_model(
-    client: TestClient, run_jobs: RunJobs, spark: Any, stack: Any
-) -> None:
-    if stack.mode != "embedded":
-        pytest.skip("the state machine runs on the embedded store; the API tests cover both")
+# the state machine runs on the embedded store; the other restatement tests cover both
+@pytest.mark.parametrize("stack", ["embedded"], indirect=True)
+def test_restatements_follow_the_model(client: TestClient, run_jobs: RunJobs, spark: Any) -> None:
     run_state_machine_as_test(
         machine(client, run_jobs, spark),
         settings=settings(

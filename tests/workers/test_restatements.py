@@ -179,3 +179,78 @@ def test_restatements_ready_together_commit_as_one_snapshot(
             ("user_id", "nobody"),
         ]
     )
+
+
+def test_replay_files_carry_their_partition(
+    client: TestClient, run_jobs: RunJobs, spark: Any
+) -> None:
+    """Staged replay files are registered with the partition Iceberg would give them: queries
+    that prune on the partition (bucket, truncate, day) find every row."""
+    body = {
+        **EVENTS,
+        "name": "partitioned",
+        "partition": [
+            {"column": "user_id", "transform": "bucket", "width": 4},
+            {"column": "payload", "transform": "truncate", "width": 2},
+            {"column": "event_time", "transform": "day"},
+        ],
+    }
+    dataset = client.post("/v1/datasets", json=body).json()
+    old = ingest(client, run_jobs, dataset["id"], "csv", {"a.csv": csv_rows([(0, "u0")])})
+    records = [(i, f"user-{i % 7}") for i in range(1, 60)]
+    new = replay(client, run_jobs, dataset["id"], [old["id"]], csv_rows(records))
+    assert new["status"] == "success", new
+    assert ids(client, dataset["id"]) == [i for i, _ in records]
+    table = dataset["table"]
+    for user in sorted({u for _, u in records}):
+        expected = sorted(i for i, u in records if u == user)
+        pruned = spark.sql(f"SELECT event_id FROM {table} WHERE user_id = '{user}'").collect()
+        assert sorted(r.event_id for r in pruned) == expected, user
+    day = spark.sql(
+        f"SELECT count(*) AS n FROM {table} WHERE event_time >= '2024-03-02' "
+        f"AND event_time < '2024-03-03' AND _batch_id = '{new['id']}'"
+    ).collect()[0]
+    assert day.n == sum(1 for i, _ in records if 1 + i % 3 == 2)
+
+
+def test_a_replay_with_bad_rows_fails_and_frees_its_predecessors(
+    client: TestClient, run_jobs: RunJobs
+) -> None:
+    did = client.post("/v1/datasets", json=EVENTS).json()["id"]
+    old = ingest(client, run_jobs, did, "csv", {"a.csv": csv_rows([(1, "u1")])})
+    bad = b"event_id,user_id,event_time,payload\nnot-a-number,u1,2024-03-01T00:00:00,x\n"
+    failed = replay(client, run_jobs, did, [old["id"]], bad)
+    assert failed["status"] == "failed"
+    assert failed["errors"][0]["field"] == "event_id"
+    assert client.get(f"/v1/batches/{old['id']}").json()["restated_by"] is None
+    assert ids(client, did) == [1]
+    # the predecessor can be replayed again
+    good = replay(client, run_jobs, did, [old["id"]], csv_rows([(2, "u1")]))
+    assert good["status"] == "success"
+    assert ids(client, did) == [2]
+
+
+@pytest.mark.parametrize("stack", ["embedded"], indirect=True)  # one store is enough here
+def test_gdpr_delete_of_100k_values(client: TestClient, run_jobs: RunJobs) -> None:
+    did = client.post("/v1/datasets", json=EVENTS).json()["id"]
+    ingest(client, run_jobs, did, "csv", {"a.csv": csv_rows([(i, f"v{i}") for i in range(50)])})
+    values = [f"v{i}" for i in range(0, 100_000, 1)]
+    too_many = client.post(
+        "/v1/privacy/jobs",
+        json={"dataset_ids": [did], "column": "user_id", "values": [*values, "one-more"]},
+    )
+    assert too_many.status_code == 422
+    submitted = client.post(
+        "/v1/privacy/jobs", json={"dataset_ids": [did], "column": "user_id", "values": values}
+    )
+    assert submitted.status_code == 202, submitted.text
+    run_jobs()
+    status = client.get(f"/v1/privacy/jobs/{submitted.json()['id']}").json()
+    assert status["status"] == "complete"
+    assert status["tombstones_written"] == 100_000
+    assert status["rows_hidden"] == 50
+    assert ids(client, did) == []
+    page = client.get(f"/v1/datasets/{did}/tombstones", params={"limit": 10, "offset": 99_995})
+    assert page.json()["total"] == 100_000
+    assert len(page.json()["items"]) == 5
+    assert page.json()["next_offset"] is None
