@@ -12,7 +12,7 @@ from fastapi import Depends, Request
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app.db import get_session
+from app.db import get_session, session_scope
 from app.errors import InvalidInput, Unauthorized
 from app.models import ApiKey
 
@@ -47,15 +47,21 @@ def org_of_key(session: Session, key: str) -> str | None:
     return row.org if hmac.compare_digest(row.secret_hash, _hash(key)) else None
 
 
-def current_org(request: Request, session: Annotated[Session, Depends(get_session)]) -> str:
-    """The org of the request's bearer key; 401 when missing or unknown."""
+def current_org(request: Request) -> str:
+    """The org of the request's bearer key; 401 when missing or unknown.
+
+    The lookup uses its own short session: a connection held from here until the endpoint runs
+    (another thread-pool hop) lets a burst of requests hold every pooled connection while
+    waiting for a thread, and every thread wait for a connection.
+    """
     header = request.headers.get("authorization", "")
     scheme, _, key = header.partition(" ")
     if scheme.lower() != "bearer" or not key.strip():
         raise Unauthorized(
             "send 'Authorization: Bearer <api key>' (create one: icebatch keys create)"
         )
-    org = org_of_key(session, key.strip())
+    with session_scope() as session:
+        org = org_of_key(session, key.strip())
     if org is None:
         raise Unauthorized("this API key is unknown or revoked")
     return org

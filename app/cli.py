@@ -63,7 +63,22 @@ def _worker_argv(concurrency: int) -> list[str]:
 
 
 def _api_argv(host: str, port: int) -> list[str]:
-    return [sys.executable, "-m", "uvicorn", "app.main:app", "--host", host, "--port", str(port)]
+    # in-flight requests never outnumber pooled connections: each holds at most one, so none
+    # waits for a connection held by a request that waits for a thread (503 beyond the limit)
+    settings = get_settings()
+    limit = settings.db_pool_size + settings.db_max_overflow
+    return [
+        sys.executable,
+        "-m",
+        "uvicorn",
+        "app.main:app",
+        "--host",
+        host,
+        "--port",
+        str(port),
+        "--limit-concurrency",
+        str(limit),
+    ]
 
 
 @cli.command()

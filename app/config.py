@@ -34,6 +34,8 @@ class Settings(BaseSettings):
     reconcile_seconds: float = 5.0
     outbox_grace_seconds: float = 10.0
     max_error_rows: int = 100
+    db_pool_size: int = 20
+    db_max_overflow: int = 20
     commit_lease_seconds: float = 30.0
     max_group_tombstones: int = 500_000
     gdpr_evict_days: int = 30

@@ -40,8 +40,13 @@ def enqueue(
     task_name: str,
     subject_id: str | None,
     payload: dict[str, Any] | None = None,
+    publish: bool = True,
 ) -> Job:
-    """Write the job and its outbox message; the message is published after commit."""
+    """Write the job and its outbox message; the message is published after commit.
+
+    `publish=False` writes no message: for a job another queued job's worker will finish (the
+    reconciler still sends one if it stays queued, see `forgotten_queued`).
+    """
     job = Job(
         org=org,
         kind=kind,
@@ -53,7 +58,8 @@ def enqueue(
     )
     session.add(job)
     session.flush()
-    add_outbox(session, job)
+    if publish:
+        add_outbox(session, job)
     return job
 
 

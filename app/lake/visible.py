@@ -9,7 +9,7 @@ hold any applicable tombstone is read without a filter; the others get an `is_in
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -59,6 +59,21 @@ class _Namespace:
     arrow_type: pa.DataType
     ids: np.ndarray  # sorted unique ids, typed like the column
     max_seq: np.ndarray  # per id: the highest sequence number of a tombstone on it
+    arrow_ids: pa.Array  # `ids` as Arrow (sliced per file, never rebuilt)
+    subsets: dict[int, tuple[np.ndarray, pa.Array]] = field(default_factory=dict)
+
+    def applicable(self, sequence_number: int) -> tuple[np.ndarray, pa.Array]:
+        """The ids with a tombstone newer than `sequence_number` (cached per sequence number)."""
+        if sequence_number < int(self.max_seq.min()):
+            return self.ids, self.arrow_ids
+        if sequence_number not in self.subsets:
+            mask = self.max_seq > sequence_number
+            self.subsets[sequence_number] = (self.ids[mask], pc.filter(self.arrow_ids, mask))
+        return self.subsets[sequence_number]
+
+    @property
+    def min_seq(self) -> int:
+        return int(self.max_seq.min())
 
 
 class TombstoneFilter:
@@ -71,23 +86,24 @@ class TombstoneFilter:
             return
         grouped = active.group_by(["namespace", "id"]).aggregate([("added_seq", "max")])
         for field_id in pc.unique(grouped["namespace"]).to_pylist():
-            field = schema.find_field(field_id)
-            if not isinstance(field.field_type, NAMESPACE_TYPES):
+            source = schema.find_field(field_id)
+            if not isinstance(source.field_type, NAMESPACE_TYPES):
                 raise TypeError(
-                    f"tombstones on {field.name!r} ({field.field_type}) are unsupported"
+                    f"tombstones on {source.name!r} ({source.field_type}) are unsupported"
                 )
             rows = grouped.filter(pc.equal(grouped["namespace"], field_id))
-            arrow_type = schema_to_pyarrow(Schema(field)).field(0).type
+            arrow_type = schema_to_pyarrow(Schema(source)).field(0).type
             typed = rows.append_column("value", pc.cast(rows["id"], arrow_type)).sort_by("value")
-            values = typed["value"].to_numpy(zero_copy_only=False)
+            values = typed["value"].combine_chunks()
             self.namespaces.append(
                 _Namespace(
-                    field.name,
+                    source.name,
                     field_id,
-                    field.field_type,
+                    source.field_type,
                     arrow_type,
-                    values,
+                    values.to_numpy(zero_copy_only=False),
                     typed["added_seq_max"].to_numpy(),
+                    values,
                 )
             )
 
@@ -96,10 +112,9 @@ class TombstoneFilter:
         found: dict[str, pa.Array] = {}
         data_file = planned.data_file
         for ns in self.namespaces:
-            applies = ns.max_seq > planned.sequence_number
-            if not applies.any():
+            ids, arrow_ids = ns.applicable(planned.sequence_number)
+            if not len(ids):
                 continue
-            ids = ns.ids if applies.all() else ns.ids[applies]
             nulls = (data_file.null_value_counts or {}).get(ns.field_id)
             if nulls is not None and nulls >= data_file.record_count:
                 continue
@@ -110,7 +125,7 @@ class TombstoneFilter:
                 len(ids) if upper is None else int(np.searchsorted(ids, _bound(ns, upper), "right"))
             )
             if end > start:
-                found[ns.column] = pa.array(ids[start:end], type=ns.arrow_type)
+                found[ns.column] = arrow_ids.slice(start, end - start)
         return found
 
     @property
@@ -174,12 +189,12 @@ def count_by_value(
     if snapshot is None or not ids:
         return {}
     schema = table.schema()
-    field = schema.find_field(column)
+    target = schema.find_field(column)
     probe = TombstoneFilter(
         schema,
         pa.table(
             {
-                "namespace": pa.array([field.field_id] * len(ids), pa.int32()),
+                "namespace": pa.array([target.field_id] * len(ids), pa.int32()),
                 "id": pa.array(ids, pa.string()),
                 "added_seq": pa.array([2**62] * len(ids), pa.int64()),
             }

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from sqlalchemy import select, update
+from sqlalchemy import exists, select, update
 from sqlalchemy.orm import Session
 
 from app.batches import repository as batches
@@ -21,6 +21,8 @@ from app.models import (
     BatchStatus,
     Dataset,
     Job,
+    JobState,
+    OutboxMessage,
     PrivacyJob,
     Restatement,
     RestatementKind,
@@ -43,13 +45,43 @@ def _require_restatable(batch: Batch, action: str) -> None:
         )
 
 
+def _carrier(session: Session, dataset_id: str) -> Job | None:
+    """A queued restatement job of the dataset whose message is on its way, locked until this
+    transaction commits: its worker will commit every ready restatement, this one included.
+
+    Its claim (an UPDATE) waits for the lock, so it cannot start draining before this request's
+    restatement is visible. Only ready restatements carry others: a replay may fail in staging.
+    """
+    query = (
+        select(Job)
+        .join(Restatement, Restatement.job_id == Job.id)
+        .where(
+            Restatement.dataset_id == dataset_id,
+            Restatement.state == RestatementState.READY,
+            Job.state == JobState.QUEUED,
+            exists().where(OutboxMessage.job_id == Job.id),
+        )
+        .limit(1)
+        .with_for_update(of=Job)
+    )
+    return session.scalars(query).first()
+
+
 def _enqueue(session: Session, restatement: Restatement) -> Job:
+    """The restatement's job; with no message of its own when a queued job will carry it (one
+    message per burst rather than per request: at hundreds of requests a second, a message per
+    request would keep the workers busy skipping jobs a group commit already finished)."""
+    carried = (
+        restatement.state == RestatementState.READY
+        and _carrier(session, restatement.dataset_id) is not None
+    )
     job = jobs.enqueue(
         session,
         org=restatement.org,
         kind=restatement.kind,
         task_name=RESTATE_TASK,
         subject_id=restatement.id,
+        publish=not carried,
     )
     restatement.job_id, restatement.request_id = job.id, job.request_id
     return job

@@ -134,6 +134,10 @@ def test_replay_and_revert_need_a_success_batch(client: TestClient, run_jobs: Ru
     assert "identity column" in gdpr.json()["detail"]
 
 
+def carried_jobs(privacy: list[dict[str, Any]]) -> list[str]:
+    return [d["job_id"] for p in privacy for d in p["datasets"]]
+
+
 def test_restatements_ready_together_commit_as_one_snapshot(
     client: TestClient, run_jobs: RunJobs
 ) -> None:
@@ -153,6 +157,17 @@ def test_restatements_ready_together_commit_as_one_snapshot(
         ).json()
         for u in ("u2", "nobody")
     ]
+    # one message carries the burst: later jobs ride on the first queued one
+    from sqlalchemy import func, select
+
+    from app.db import session_scope
+    from app.models import OutboxMessage
+
+    with session_scope() as session:
+        messages = session.scalar(
+            select(func.count()).where(OutboxMessage.job_id.in_([*jobs, *carried_jobs(privacy)]))
+        )
+    assert messages == 1
     ran = run_jobs()
     # the first job's committer took every ready restatement and finished the other jobs
     attempts = sorted(client.get(f"/v1/jobs/{j}").json()["attempt"] for j in ran)
