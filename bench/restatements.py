@@ -432,8 +432,10 @@ def arrow_scan(table: Any, snapshot: Any) -> tuple[int, int]:
 def part_b(lake: Lake, levels: Levels, runs: int, arrow_runs: int) -> dict[str, Any]:
     """Full scans at each level: Icebatch (tombstones) vs the twin without the hidden rows."""
     from pyspark.sql import functions as F
+    from pyspark.sql import types as T
 
-    from workers.spark.read import TID, _namespaces, read_dataset
+    from app.lake import visible as lake_visible
+    from workers.spark.read import TID, _ids, read_dataset
 
     spark, out = lake.spark, {}
     base = lake.name("events")
@@ -487,7 +489,9 @@ def part_b(lake: Lake, levels: Levels, runs: int, arrow_runs: int) -> dict[str, 
         newer than every data file (the case of a fast path)."""
         table = lake.load("events")
         snapshot = table.snapshot_by_id(levels.snapshots[DIAG])
-        ids = _namespaces(spark, table, snapshot)[table.schema().find_field("user_id").field_id]
+        filt = lake_visible.tombstone_filter(table, snapshot)
+        ns = next(n for n in filt.namespaces if n.column == "user_id")
+        ids = _ids(spark, ns.ids, ns.max_seq, T.StringType()).select(TID)
         frame = spark.sql(f"SELECT * FROM {base} VERSION AS OF {levels.snapshots[DIAG]}")
         return spark_scan(frame.join(F.broadcast(ids), frame["user_id"] == ids[TID], "left_anti"))
 
