@@ -10,14 +10,8 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
-import shutil
-import signal
-import socket
-import subprocess
-import sys
-import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -28,81 +22,34 @@ import pyarrow as pa
 import pyarrow.csv as pcsv
 import pyarrow.parquet as pq
 
-ICEBATCH = str(Path(sys.executable).with_name("icebatch"))
-START = np.datetime64("2026-01-01T00:00:00", "us").astype(np.int64)
-DAYS, USERS, DONE = 30, 50_000, ("success", "failed")
-ALPHABET = np.frombuffer(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 _", "u1")
-ARROW_SCHEMA = pa.schema(
-    [pa.field("event_id", pa.int64(), nullable=False), ("user_id", pa.string())]
-    + [("event_time", pa.timestamp("us")), ("payload", pa.string())]
+from bench import common
+from bench.common import (
+    DATASET,
+    ICEBATCH,
+    create_key,
+    free_port,
+    machine_line,
+    start,
+    stop,
+    wait_for,
+    work_dir,
+    worker_ready,
 )
+
+DAYS, USERS, DONE = 30, 50_000, ("success", "failed")
 SPARK_DDL = "event_id LONG NOT NULL, user_id STRING, event_time TIMESTAMP_NTZ, payload STRING"
-SCHEMA = [{"name": "event_id", "type": "long", "required": True}] + [
-    {"name": n, "type": t}
-    for n, t in (("user_id", "string"), ("event_time", "timestamp"), ("payload", "string"))
-]
-DAY = [{"column": "event_time", "transform": "day"}]
-DATASET = {"name": "events", "schema": SCHEMA, "partition": DAY, "identity_columns": ["user_id"]}
-Procs = list[subprocess.Popen[bytes]]
 
 
 def events(rows: int, seed: int) -> pa.Table:
     """`rows` events: ~50k users, 30 days of event_time, a random 80-120 byte payload."""
     rng = np.random.default_rng(seed)
     users = pa.array([f"user_{i:05d}" for i in range(USERS)])
-    user_idx = pa.array(rng.integers(0, USERS, rows, dtype=np.int32))
-    micros = START + rng.integers(0, DAYS * 86_400_000_000, rows, dtype=np.int64)
-    offsets = np.zeros(rows + 1, np.int32)
-    np.cumsum(rng.integers(80, 121, rows, dtype=np.int32), out=offsets[1:])
-    chars = ALPHABET[rng.integers(0, len(ALPHABET), int(offsets[-1]), dtype=np.uint8)]
-    columns = {
-        "event_id": pa.array(np.arange(rows, dtype=np.int64)),
-        "user_id": users.take(user_idx),
-        "event_time": pa.array(micros, pa.timestamp("us")),
-        "payload": pa.StringArray.from_buffers(rows, pa.py_buffer(offsets), pa.py_buffer(chars)),
-    }
-    return pa.table(columns, schema=ARROW_SCHEMA)
+    return common.events(rows, 0, users, DAYS, rng)
 
 
 def write_input(table: pa.Table, fmt: str, path: Path) -> Path:
     (pcsv.write_csv if fmt == "csv" else pq.write_table)(table, path)
     return path
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def start(argv: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
-    with log.open("ab") as out:
-        return subprocess.Popen(
-            argv, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
-        )
-
-
-def stop(procs: Procs) -> None:
-    """SIGTERM each process we started, then SIGKILL its group (the worker's Spark JVM)."""
-    for proc in procs:
-        if proc.poll() is None:
-            proc.terminate()
-    for proc in procs:
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            proc.wait(timeout=30)
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
-
-
-def wait_for(check: Callable[[], bool], what: str, procs: Procs) -> None:
-    deadline = time.monotonic() + 120
-    while not check():
-        if any(p.poll() is not None for p in procs):
-            raise RuntimeError(f"a process exited while waiting for {what}")
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"timed out waiting for {what}")
-        time.sleep(0.2)
 
 
 def chunks(path: Path, size: int = 1 << 20) -> Iterator[bytes]:
@@ -140,12 +87,11 @@ def ingest(client: httpx.Client, dataset_id: str, fmt: str, path: Path) -> dict[
 def run_icebatch(home: Path, fmt: str, data: Path, warmup: Path, runs: int) -> list[dict[str, Any]]:
     """Start API + worker, ingest the warm-up batch, then `runs` measured batches."""
     env = {**os.environ, "ICEBATCH_HOME": str(home)}
-    argv = [ICEBATCH, "keys", "create", "--org", "bench"]
-    key = subprocess.run(argv, env=env, capture_output=True, check=True).stdout.split()[-1]
+    key = create_key(env)
     port, worker_log = free_port(), home / "worker.log"
     procs = [start([ICEBATCH, "api", "--port", str(port)], env, home / "api.log")]
     procs.append(start([ICEBATCH, "worker"], env, worker_log))
-    headers = {"Authorization": f"Bearer {key.decode()}"}
+    headers = {"Authorization": f"Bearer {key}"}
     url = f"http://127.0.0.1:{port}"
     try:
         with httpx.Client(base_url=url, headers=headers, timeout=300) as client:
@@ -156,7 +102,7 @@ def run_icebatch(home: Path, fmt: str, data: Path, warmup: Path, runs: int) -> l
                 return False
 
             wait_for(api_up, "the API", procs)
-            wait_for(lambda: " ready." in worker_log.read_text(), "the worker", procs)
+            wait_for(worker_ready(worker_log), "the worker", procs)
             dataset_id = client.post("/v1/datasets", json=DATASET).raise_for_status().json()["id"]
             ingest(client, dataset_id, fmt, warmup)  # starts the worker's SparkSession
             return [ingest(client, dataset_id, fmt, data) for _ in range(runs)]
@@ -226,16 +172,8 @@ def main() -> None:
     parser.add_argument("--keep", action="store_true", help="keep the temp dir")
     args = parser.parse_args()
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # loopback only
-    master = os.environ.get("ICEBATCH_SPARK_MASTER", "local[*]")
-    memory = os.environ.get("ICEBATCH_SPARK_DRIVER_MEMORY", "4g")
-    load = "/".join(f"{x:.2f}" for x in os.getloadavg())
-    print(
-        f"machine: nproc={len(os.sched_getaffinity(0))}, Spark master {master}, driver memory "
-        f"{memory}, load average at start {load}",
-        flush=True,
-    )
-    work = Path(tempfile.mkdtemp(prefix="icebatch-bench-"))
-    try:
+    machine_line(os.environ.get("ICEBATCH_SPARK_MASTER", "local[*]"))
+    with work_dir("icebatch-bench-", args.keep) as work:
         table = events(args.rows, args.seed)
         data = write_input(table, args.format, work / f"events.{args.format}")
         warm = table.slice(0, args.warmup_rows)
@@ -251,11 +189,6 @@ def main() -> None:
         if bad := [r["rows"] for r in ice if r["rows"] != args.rows]:
             raise RuntimeError(f"row_count {bad} != {args.rows}")
         report(args.rows, ice, run_spark(work / "home", args.format, data, warmup, args.runs))
-    finally:
-        if args.keep:
-            print(f"kept {work}")
-        else:
-            shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":
