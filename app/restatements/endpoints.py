@@ -13,7 +13,7 @@ from app.errors import InvalidInput, NotFound
 from app.idempotency import IdempotencyHeader, run_once
 from app.lake import tombstones
 from app.lake.catalog import get_catalog
-from app.models import Job, JobState, PrivacyJob, Restatement, RestatementState
+from app.models import Job, JobState, PrivacyJob, RestatementState
 from app.reads.service import resolve_as_of
 from app.restatements import service
 from app.restatements.schemas import (
@@ -154,6 +154,3 @@ def list_tombstones(
         items=items,
         next_offset=offset + limit if offset + limit < rows.num_rows else None,
     )
-
-
-__all__ = ["privacy_router", "tombstones_router", "Restatement"]

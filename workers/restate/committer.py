@@ -40,7 +40,7 @@ from app.models import (
     RestatementState,
 )
 from workers.restate import lease
-from workers.runtime import JobContext, LeaseLost, PermanentJobError
+from workers.runtime import JobContext, PermanentJobError
 
 log = logging.getLogger(__name__)
 COMMIT_ATTEMPTS = 8
@@ -325,6 +325,3 @@ def outcome(row: Restatement) -> dict[str, Any]:
         "batch_id": row.batch_id,
         "predecessors": row.ids if row.kind == RestatementKind.REPLAY else None,
     }
-
-
-__all__ = ["CommitLeaseLost", "LeaseLost", "wait_until_committed", "outcome"]
