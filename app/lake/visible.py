@@ -52,7 +52,7 @@ def plan(table: Table, snapshot: Snapshot | None) -> list[PlannedFile]:
 
 
 @dataclass
-class _Namespace:
+class Namespace:
     column: str
     field_id: int
     field_type: PrimitiveType
@@ -80,7 +80,7 @@ class TombstoneFilter:
     """Which ids of which columns to mask out of one data file."""
 
     def __init__(self, schema: Schema, active: pa.Table) -> None:
-        self.namespaces: list[_Namespace] = []
+        self.namespaces: list[Namespace] = []
         self.count = active.num_rows
         if not active.num_rows:
             return
@@ -96,7 +96,7 @@ class TombstoneFilter:
             typed = rows.append_column("value", pc.cast(rows["id"], arrow_type)).sort_by("value")
             values = typed["value"].combine_chunks()
             self.namespaces.append(
-                _Namespace(
+                Namespace(
                     source.name,
                     field_id,
                     source.field_type,
@@ -110,22 +110,11 @@ class TombstoneFilter:
     def candidates(self, planned: PlannedFile) -> dict[str, pa.Array]:
         """Per column, the tombstoned ids that may hide rows of this file (empty: read as is)."""
         found: dict[str, pa.Array] = {}
-        data_file = planned.data_file
         for ns in self.namespaces:
             ids, arrow_ids = ns.applicable(planned.sequence_number)
-            if not len(ids):
-                continue
-            nulls = (data_file.null_value_counts or {}).get(ns.field_id)
-            if nulls is not None and nulls >= data_file.record_count:
-                continue
-            lower = (data_file.lower_bounds or {}).get(ns.field_id)
-            upper = (data_file.upper_bounds or {}).get(ns.field_id)
-            start = 0 if lower is None else int(np.searchsorted(ids, _bound(ns, lower), "left"))
-            end = (
-                len(ids) if upper is None else int(np.searchsorted(ids, _bound(ns, upper), "right"))
-            )
-            if end > start:
-                found[ns.column] = arrow_ids.slice(start, end - start)
+            window = bounds_window(ns, planned.data_file, ids)
+            if window is not None:
+                found[ns.column] = arrow_ids.slice(window[0], window[1] - window[0])
         return found
 
     @property
@@ -133,8 +122,23 @@ class TombstoneFilter:
         return [ns.column for ns in self.namespaces]
 
 
-def _bound(ns: _Namespace, raw: bytes) -> Any:
+def _bound(ns: Namespace, raw: bytes) -> Any:
     return from_bytes(ns.field_type, raw)
+
+
+def bounds_window(ns: Namespace, data_file: DataFile, ids: np.ndarray) -> tuple[int, int] | None:
+    """[start, end) of the sorted `ids` that the file's bounds on the column may hold; None when
+    none can be there (no ids, an all-null column, or bounds around none of them)."""
+    if not len(ids):
+        return None
+    nulls = (data_file.null_value_counts or {}).get(ns.field_id)
+    if nulls is not None and nulls >= data_file.record_count:
+        return None
+    lower = (data_file.lower_bounds or {}).get(ns.field_id)
+    upper = (data_file.upper_bounds or {}).get(ns.field_id)
+    start = 0 if lower is None else int(np.searchsorted(ids, _bound(ns, lower), "left"))
+    end = len(ids) if upper is None else int(np.searchsorted(ids, _bound(ns, upper), "right"))
+    return (start, end) if end > start else None
 
 
 def keep_mask(batch: pa.RecordBatch, candidates: dict[str, pa.Array]) -> pa.Array:

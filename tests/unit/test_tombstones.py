@@ -101,3 +101,30 @@ def test_tombstones_hide_only_rows_committed_before_them(table: Table) -> None:
     assert visible_ids(table) == [2, 3]
     counts = visible.count_by_value(table, table.current_snapshot(), "user_id", ["a", "b", "z"])
     assert counts == {"a": 1, "b": 1}
+
+
+def test_vacuum_scan_plans_exposed_files_and_the_tombstones_it_frees(table: Table) -> None:
+    from app.lake.vacuum_plan import plan_vacuum
+
+    append(table, "b1", [(1, "a"), (2, "b")])  # one file per append: users a..b
+    append(table, "b2", [(3, "c"), (4, "d")])  # users c..d
+    append(table, "b3", [(5, "x"), (6, "y")])  # users x..y: no tombstone here
+    commit.commit(
+        table, files=[], new_tombstones=user_tombstones(table, ["a", "d", "zz"]), properties={}
+    )
+    append(table, "b4", [(7, "a")])  # after the tombstones: not exposed
+    snapshot = table.current_snapshot()
+
+    full = plan_vacuum(table, snapshot)
+    assert full.exposed_files == 2
+    assert sorted(f.records for f in full.files) == [2, 2]
+    # every exposed file is rewritten: every tombstone leaves the active set
+    assert sorted(full.purged["id"].to_pylist()) == ["a", "d", "zz"]
+
+    partial = plan_vacuum(table, snapshot, max_files=1)
+    assert [f.records for f in partial.files] == [2]
+    assert partial.exposed_files == 2
+    # the oldest exposed file (users a..b) is planned; 'd' still lives in the other one;
+    # 'zz' is in no file's bounds, so nothing holds it back
+    assert sorted(partial.purged["id"].to_pylist()) == ["a", "zz"]
+    assert plan_vacuum(table, snapshot, max_bytes=1).files == []
