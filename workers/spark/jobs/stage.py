@@ -14,19 +14,11 @@ from typing import Any
 
 from pyiceberg.schema import Schema
 from pyiceberg.table import Table
-from pyiceberg.transforms import (
-    BucketTransform,
-    DayTransform,
-    HourTransform,
-    IdentityTransform,
-    MonthTransform,
-    Transform,
-    TruncateTransform,
-    YearTransform,
-)
+from pyiceberg.transforms import BucketTransform, IdentityTransform, Transform, TruncateTransform
 from pyspark.sql import Column, SparkSession
 from pyspark.sql import functions as F
 
+from app.lake.tables import TIME_TRANSFORMS
 from workers.ingest.inputs import StagedFile
 from workers.spark.jobs.ingest import (
     INVALID,
@@ -37,12 +29,8 @@ from workers.spark.jobs.ingest import (
 )
 from workers.spark.progress import SparkProgress
 
-FUNCTIONS: dict[type, str] = {
-    YearTransform: "years",
-    MonthTransform: "months",
-    DayTransform: "days",
-    HourTransform: "hours",
-}
+# Iceberg's Spark functions for the time transforms: year -> system.years, …
+FUNCTIONS: dict[type, str] = {type(t): f"{name}s" for name, t in TIME_TRANSFORMS.items()}
 
 
 @dataclass
