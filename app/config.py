@@ -39,6 +39,19 @@ class Settings(BaseSettings):
     commit_lease_seconds: float = 30.0
     max_group_tombstones: int = 500_000
     gdpr_evict_days: int = 30
+    # retention (a dataset's own policy overrides these)
+    retention_min_snapshots: int = 5
+    retention_max_snapshot_age_seconds: float = 7 * 24 * 3600
+    orphan_age_seconds: float = 24 * 3600
+    consumer_pin_max_age_seconds: float = 14 * 24 * 3600
+    # rewrites (vacuum, compaction)
+    rewrite_target_file_bytes: int = 128 * 1024**2
+    # automatic maintenance (Celery beat): a dataset is vacuumed when its active tombstones
+    # reach the count, or a tombstone's evict_by is closer than the lead time
+    scheduler_seconds: float = 60.0
+    auto_vacuum_tombstones: int = 10_000
+    auto_vacuum_evict_lead_seconds: float = 2 * 24 * 3600
+    auto_expire: bool = True
 
     @model_validator(mode="after")
     def _embedded_defaults(self) -> Settings:

@@ -5,6 +5,7 @@ from app.models.batch import Batch, BatchFile, BatchStatus
 from app.models.dataset import Dataset
 from app.models.idempotency import IdempotencyKey
 from app.models.job import Job, JobState, OutboxMessage
+from app.models.maintenance import Consumer, ExpiredSnapshot
 from app.models.restatement import (
     CommitLease,
     PrivacyJob,
@@ -19,7 +20,9 @@ __all__ = [
     "BatchFile",
     "BatchStatus",
     "CommitLease",
+    "Consumer",
     "Dataset",
+    "ExpiredSnapshot",
     "IdempotencyKey",
     "Job",
     "JobState",

@@ -21,3 +21,5 @@ class Dataset(IdMixin, TimestampMixin, Base):
     schema_fields: Mapped[list[dict[str, Any]]] = mapped_column(JSON)
     partition: Mapped[list[dict[str, Any]]] = mapped_column(JSON)
     identity_columns: Mapped[list[str]] = mapped_column(JSON)
+    # snapshot expiry and orphan cleanup policy (None: the settings' defaults)
+    retention: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)

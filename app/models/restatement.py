@@ -56,6 +56,13 @@ class Restatement(IdMixin, TimestampMixin, Base):
     committed_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     error: Mapped[str | None] = mapped_column(Text)
     result: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    # physical removal (GDPR): the vacuums that purged its tombstones, then the expiry that
+    # removed the last retained snapshot still holding its rows
+    purge_snapshot_ids: Mapped[list[int] | None] = mapped_column(JSON)
+    files_rewritten: Mapped[int | None] = mapped_column(Integer)
+    purged_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    snapshots_expired: Mapped[int | None] = mapped_column(Integer)
+    erased_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
 
 
 class PrivacyJob(IdMixin, TimestampMixin, Base):
@@ -67,6 +74,8 @@ class PrivacyJob(IdMixin, TimestampMixin, Base):
     column: Mapped[str] = mapped_column(String(128))
     dataset_ids: Mapped[list[str]] = mapped_column(JSON)
     value_count: Mapped[int] = mapped_column(Integer)
+    erased_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    receipt: Mapped[dict[str, Any] | None] = mapped_column(JSON)
 
 
 class CommitLease(Base):

@@ -22,6 +22,8 @@ OURS = {
     "restatements",
     "privacy_jobs",
     "commit_leases",
+    "consumers",
+    "expired_snapshots",
 }
 
 
