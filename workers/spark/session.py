@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import threading
 
 from pyspark.sql import SparkSession
@@ -65,6 +66,9 @@ def build_session(settings: Settings) -> SparkSession:
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.driver.extraJavaOptions", "-Dderby.system.home=/tmp")
+        # Python tasks (rewrites, exports) import Icebatch: run them on this interpreter
+        .config("spark.pyspark.python", sys.executable)
+        .config("spark.pyspark.driver.python", sys.executable)
     )
     for key, value in catalog_conf(settings).items():
         builder = builder.config(key, value)
