@@ -42,6 +42,12 @@ class Conflict(AppError):
     status, title, type_slug = 409, "Conflict", "conflict"
 
 
+class Gone(AppError):
+    """What was asked for existed once and was removed (e.g. a snapshot expired by retention)."""
+
+    status, title, type_slug = 410, "Gone", "gone"
+
+
 class InvalidInput(AppError):
     status, title, type_slug = 422, "Invalid input", "invalid-input"
 
