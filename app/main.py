@@ -11,11 +11,14 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from app import health
 from app.batches.endpoints import router as batches_router
+from app.changes.endpoints import router as changes_router
 from app.datasets.endpoints import router as datasets_router
 from app.errors import AppError
 from app.jobs.endpoints import router as jobs_router
+from app.maintenance.endpoints import router as maintenance_router
 from app.reads.endpoints import router as reads_router
 from app.restatements.endpoints import privacy_router, tombstones_router
+from app.retention.endpoints import router as retention_router
 
 PROBLEM = "application/problem+json"
 
@@ -70,8 +73,11 @@ def create_app() -> FastAPI:
         batches_router,
         jobs_router,
         reads_router,
+        changes_router,
         tombstones_router,
         privacy_router,
+        retention_router,
+        maintenance_router,
     ):
         app.include_router(router)
     return app

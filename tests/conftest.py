@@ -3,6 +3,7 @@ SparkSession for the whole run, API clients with keys, and an in-process job run
 
 from __future__ import annotations
 
+import importlib
 import os
 import uuid
 from collections.abc import Callable, Iterator
@@ -186,11 +187,12 @@ def run_jobs(spark: Any, stack: Environment) -> Callable[[], list[str]]:
     """Run every queued job in this process, as a worker would; returns the job ids run."""
     from sqlalchemy import select
 
-    import workers.tasks.ingest  # noqa: F401  (registers the tasks)
-    import workers.tasks.restate  # noqa: F401
     from app.db import session_scope
     from app.models import Job, JobState
     from workers.celery_app import celery
+
+    for module in celery.conf.include:  # registers every task a worker has
+        importlib.import_module(module)
 
     def run() -> list[str]:
         ran: list[str] = []

@@ -8,6 +8,11 @@ from pyiceberg.table.snapshots import Snapshot
 REQUEST_ID = "icebatch.request-id"
 BATCH_ID = "icebatch.batch-id"
 OPERATION = "icebatch.operation"
+# rewrite snapshots (vacuum, compaction): the snapshot the rewrite read; its new files carry that
+# snapshot's sequence number as their data sequence number
+START_SNAPSHOT = "icebatch.start-snapshot-id"
+START_SEQUENCE = "icebatch.start-sequence-number"
+REWRITE_OPERATIONS = ("vacuum", "compact")
 
 
 def summary_value(snapshot: Snapshot, key: str) -> str | None:

@@ -35,6 +35,8 @@ FILE = "tombstone.file"
 ADDED = "tombstone.metrics.added.count"
 DELETED = "tombstone.metrics.deleted.count"
 TOTAL = "tombstone.metrics.total.count"
+VACUUM_FILE = "tombstone.vacuum.file"
+VACUUM_COUNT = "tombstone.metrics.vacuum.count"
 FOLDER = "tombstones"
 FANOUT = 8
 
@@ -228,9 +230,7 @@ def write_commit(
     known = {s.path for s in base.segments}
     written = [s.path for s in segments if s.path not in known]
     listed = TombstoneList(segments)
-    list_path = f"{folder}/list-{tag}-{uuid.uuid4().hex}.json"
-    with io.new_output(list_path).create(overwrite=False) as stream:
-        stream.write(listed.to_json().encode())
+    list_path = _write_list(io, folder, listed, tag)
     return WrittenCommit(
         list_path=list_path,
         written=[*written, list_path],
@@ -241,6 +241,74 @@ def write_commit(
             TOTAL: str(listed.total),
         },
     )
+
+
+KEY = ["namespace", "id", "added_seq"]
+
+
+def write_removal(
+    table: Table, parent: Snapshot | None, removed: pa.Table, *, tag: str
+) -> WrittenCommit:
+    """The list of `parent` without the `removed` tombstones (matched on namespace, id and
+    added_seq), plus a *vacuumed tombstones* file holding them, for a vacuum commit.
+
+    Only segments that hold a removed tombstone are rewritten (at their level); the others are
+    listed as they are. With nothing removed, the parent's list is restated as it is.
+    """
+    io, folder = table.io, f"{table.location().rstrip('/')}/{FOLDER}"
+    location = list_location(table, parent)
+    base = read_list(io, location)
+    if not removed.num_rows:
+        path = location or _write_list(io, folder, TombstoneList(), tag)
+        return WrittenCommit(
+            path,
+            [] if location else [path],
+            {FILE: path, ADDED: "0", DELETED: "0", TOTAL: str(base.total)},
+        )
+    keys = removed.select(KEY)
+    segments, written, gone = [], [], 0
+    for segment in base.segments:
+        rows = read_segment(io, segment.path)
+        kept = rows.join(keys, KEY, join_type="left anti")
+        if kept.num_rows == rows.num_rows:
+            segments.append(segment)
+            continue
+        gone += rows.num_rows - kept.num_rows
+        if kept.num_rows:
+            new = _write_segment(io, folder, kept.select(SCHEMA.names), segment.level, tag)
+            segments.append(new)
+            written.append(new.path)
+    vacuum_path = f"{folder}/vacuum-{tag}-{uuid.uuid4().hex}.parquet"
+    with io.new_output(vacuum_path).create(overwrite=False) as stream:
+        pq.write_table(removed.select(SCHEMA.names).cast(SCHEMA), stream, compression="zstd")
+    listed = TombstoneList(segments)
+    list_path = _write_list(io, folder, listed, tag)
+    return WrittenCommit(
+        list_path,
+        [*written, vacuum_path, list_path],
+        {
+            FILE: list_path,
+            ADDED: "0",
+            DELETED: str(gone),
+            TOTAL: str(listed.total),
+            VACUUM_FILE: vacuum_path,
+            VACUUM_COUNT: str(gone),
+        },
+    )
+
+
+def _write_list(io: FileIO, folder: str, listed: TombstoneList, tag: str) -> str:
+    list_path = f"{folder}/list-{tag}-{uuid.uuid4().hex}.json"
+    with io.new_output(list_path).create(overwrite=False) as stream:
+        stream.write(listed.to_json().encode())
+    return list_path
+
+
+def vacuumed(table: Table, snapshot: Snapshot) -> pa.Table:
+    """The tombstones a vacuum snapshot purged (empty for any other snapshot)."""
+    own = snapshot.summary.additional_properties if snapshot.summary else {}
+    path = own.get(VACUUM_FILE)
+    return read_segment(table.io, path) if path else SCHEMA.empty_table()
 
 
 def discard(io: FileIO, paths: Iterable[str]) -> None:
@@ -260,4 +328,6 @@ def metrics(table: Table, snapshot: Snapshot | None) -> dict[str, Any]:
         "added": int(own.get(ADDED, 0)),
         "deleted": int(own.get(DELETED, 0)),
         "total": read_list(table.io, location).total if location else 0,
+        "vacuum_file": own.get(VACUUM_FILE),
+        "vacuumed": int(own.get(VACUUM_COUNT, 0)),
     }

@@ -27,6 +27,7 @@ class PlannedRewrite:
     records: int
     sequence_number: int
     candidate_ids: int  # tombstoned ids its bounds may hold, over every namespace
+    planned: visible.PlannedFile = field(compare=False, repr=False)
 
 
 @dataclass
@@ -52,13 +53,20 @@ def plan_vacuum(
     *,
     max_files: int | None = None,
     max_bytes: int | None = None,
+    max_tombstones: int | None = None,
 ) -> VacuumPlan:
-    """The files to rewrite and the tombstones that leave the active set if they are."""
+    """The files to rewrite and the tombstones that leave the active set if they are.
+
+    `max_tombstones` limits the run to the oldest tombstones (by the sequence number that added
+    them): only files they may hide rows in are planned, and only they may be purged. Every
+    planned file is still rewritten with every active tombstone applied.
+    """
     active = tombstones.active(table, snapshot)
     plan = VacuumPlan(snapshot.snapshot_id if snapshot else None, active=active.num_rows)
     if snapshot is None or not active.num_rows:
         return plan
-    filt = visible.TombstoneFilter(table.schema(), active)
+    chosen = active if max_tombstones is None else _oldest(active, max_tombstones)
+    filt = visible.TombstoneFilter(table.schema(), chosen)
     # per namespace: which ids an unplanned exposed file may still hold
     blocked = [np.zeros(len(ns.ids), dtype=bool) for ns in filt.namespaces]
     files = sorted(
@@ -83,6 +91,7 @@ def plan_vacuum(
                     data_file.record_count,
                     planned.sequence_number,
                     count,
+                    planned,
                 )
             )
         else:
@@ -95,6 +104,14 @@ def plan_vacuum(
     ]
     plan.purged = _rows_of(active, purged_keys)
     return plan
+
+
+def _oldest(active: pa.Table, limit: int) -> pa.Table:
+    """Every tombstone row of the `limit` oldest (namespace, id) keys."""
+    firsts = active.group_by(["namespace", "id"]).aggregate([("added_seq", "min")])
+    keep = firsts.sort_by([("added_seq_min", "ascending"), ("namespace", "ascending")])
+    keys = keep.slice(0, max(limit, 0)).select(["namespace", "id"])
+    return active.join(keys, ["namespace", "id"], join_type="inner").select(active.schema.names)
 
 
 def _positions(ns: visible.Namespace, planned: visible.PlannedFile) -> np.ndarray:

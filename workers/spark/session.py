@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 
@@ -49,6 +50,9 @@ def catalog_conf(settings: Settings) -> dict[str, str]:
 
 def build_session(settings: Settings) -> SparkSession:
     """The process's SparkSession: Iceberg runtime, UTC, microsecond timestamps."""
+    # Python tasks (rewrites, exports) import Icebatch: run them on this interpreter (PySpark
+    # reads the variable, not a Spark setting, when it starts the context)
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     builder = (
         SparkSession.builder.appName("icebatch-worker")
         .master(settings.spark_master)
@@ -66,9 +70,6 @@ def build_session(settings: Settings) -> SparkSession:
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.driver.extraJavaOptions", "-Dderby.system.home=/tmp")
-        # Python tasks (rewrites, exports) import Icebatch: run them on this interpreter
-        .config("spark.pyspark.python", sys.executable)
-        .config("spark.pyspark.driver.python", sys.executable)
     )
     for key, value in catalog_conf(settings).items():
         builder = builder.config(key, value)

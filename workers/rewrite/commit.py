@@ -1,0 +1,133 @@
+"""COMMIT of a rewrite: under the dataset's commit lease, fenced on the parent.
+
+The new tombstone list (the parent's minus the purged tombstones, matched on namespace, id and
+sequence number, so tombstones committed while the rewrite ran stay) and the data-file swap land
+in one snapshot. Only appends can move the parent while the lease is held; each time one does,
+the list is recomputed on the new parent and the commit is tried again.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+
+import pyarrow as pa
+from pyiceberg.table import Table
+from pyiceberg.table.snapshots import Snapshot
+from pyspark.sql import SparkSession
+
+from app.config import get_settings
+from app.lake import commit as lake_commit
+from app.lake import snapshots, tombstones
+from app.lake.catalog import get_catalog
+from app.lake.commit import ParentMoved
+from app.lake.rewrite_files import RewriteOutput
+from workers.restate import lease
+from workers.restate.committer import CommitLeaseLost, failpoint
+from workers.runtime import JobContext
+from workers.spark import iceberg_java
+from workers.spark.iceberg_java import Committed
+
+log = logging.getLogger(__name__)
+ATTEMPTS = 16
+
+
+@dataclass
+class RewriteCommit:
+    dataset_id: str
+    identifier: str
+    operation: str  # vacuum | compact
+    start: Snapshot
+    outputs: list[RewriteOutput]
+    purged: pa.Table  # tombstone rows to leave the active set (vacuum only)
+
+
+def acquire_lease(ctx: JobContext, dataset_id: str) -> int:
+    """Wait for the dataset's commit lease (restatement groups hold it for seconds at most)."""
+    deadline = time.monotonic() + 10 * get_settings().commit_lease_seconds
+    pause = 0.05
+    while time.monotonic() < deadline:
+        token = lease.acquire(dataset_id)
+        if token is not None:
+            return token
+        ctx.check_lease()
+        time.sleep(pause)
+        pause = min(pause * 2, 1.0)
+    raise TimeoutError(f"dataset {dataset_id}: the commit lease stayed taken")
+
+
+def commit(ctx: JobContext, spark: SparkSession, work: RewriteCommit) -> Committed:
+    """Commit the rewrite once (a retried job finds its request id in the log and stops)."""
+    java_table = iceberg_java.load_table(spark, work.identifier)
+    inputs = [path for output in work.outputs for path in output.inputs]
+    old = iceberg_java.live_files(java_table, work.start.snapshot_id, inputs)
+    added = [
+        iceberg_java.new_data_file(spark, java_table, o.output, old[o.inputs[0]])
+        for o in work.outputs
+        if o.output
+    ]
+    token = acquire_lease(ctx, work.dataset_id)
+    try:
+        for _ in range(ATTEMPTS):
+            table = get_catalog().load_table(work.identifier)
+            done = snapshots.find_by_request_id(table, ctx.request_id)
+            if done is not None:
+                return Committed(
+                    done.snapshot_id,
+                    done.sequence_number or 0,
+                    str(done.summary.operation) if done.summary else "replace",
+                )
+            try:
+                return _attempt(ctx, spark, work, table, java_table, token, old, added)
+            except ParentMoved as exc:
+                log.info("rewrite %s: parent moved (%s); recomputing", ctx.request_id, exc)
+        raise RuntimeError(f"rewrite {ctx.request_id}: the parent kept moving")
+    finally:
+        lease.release(work.dataset_id, token)
+
+
+def _attempt(
+    ctx: JobContext,
+    spark: SparkSession,
+    work: RewriteCommit,
+    table: Table,
+    java_table: object,
+    token: int,
+    old: dict[str, object],
+    added: list[object],
+) -> Committed:
+    parent = table.current_snapshot()
+    tag = f"{table.metadata.next_sequence_number():012d}"
+    removal = work.purged if work.operation == "vacuum" else tombstones.SCHEMA.empty_table()
+    written = tombstones.write_removal(table, parent, removal, tag=tag)
+    summary = {
+        snapshots.OPERATION: work.operation,
+        snapshots.REQUEST_ID: ctx.request_id,
+        snapshots.START_SNAPSHOT: str(work.start.snapshot_id),
+        snapshots.START_SEQUENCE: str(work.start.sequence_number or 0),
+        **written.properties,
+    }
+    if not lease.renew(work.dataset_id, token):
+        tombstones.discard(table.io, written.written)
+        raise CommitLeaseLost(work.dataset_id)
+    ctx.check_lease()
+    failpoint("before-rewrite-commit")
+    try:
+        if old:
+            return iceberg_java.commit_rewrite(
+                spark,
+                java_table,
+                parent_id=parent.snapshot_id if parent else None,
+                start_snapshot_id=work.start.snapshot_id,
+                start_sequence_number=work.start.sequence_number or 0,
+                removed=list(old.values()),
+                added=added,
+                summary=summary,
+            )
+        # nothing to rewrite, only tombstones to drop: a metadata-only snapshot
+        snapshot = lake_commit.commit(table, files=[], new_tombstones=[], properties=summary)
+        return Committed(snapshot.snapshot_id, snapshot.sequence_number or 0, "append")
+    except ParentMoved:
+        tombstones.discard(table.io, written.written)
+        raise

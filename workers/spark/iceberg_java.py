@@ -1,0 +1,144 @@
+"""Iceberg's Java API from the worker's Spark JVM: commits PyIceberg cannot make (DESIGN.md §2).
+
+A rewrite (vacuum, compaction) is a REWRITE FILES snapshot whose new files keep the start
+snapshot's data sequence number, or a DELETE FILES snapshot when no row is left. Its summary
+names a tombstone list computed against one parent, so it must never be re-applied on another
+parent the way `SnapshotProducer.commit()` retries: the snapshot is built with `apply()` and
+swapped in with one `TableOperations.commit(base, updated)`, the catalog's compare-and-swap, after
+checking that `base` is the parent the list was computed for.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from py4j.protocol import Py4JJavaError
+from pyspark.sql import SparkSession
+
+from app.config import get_settings
+from app.lake.commit import ParentMoved
+
+JavaObject = Any
+
+
+class RewriteConflict(Exception):
+    """Files the rewrite replaces were removed by another commit: plan the rewrite again."""
+
+
+@dataclass
+class Committed:
+    snapshot_id: int
+    sequence_number: int
+    operation: str
+
+
+def _iceberg(spark: SparkSession) -> JavaObject:
+    """The `org.apache.iceberg` Java package of the session's JVM."""
+    jvm: Any = spark._jvm
+    return jvm.org.apache.iceberg
+
+
+def load_table(spark: SparkSession, identifier: str) -> JavaObject:
+    """The Iceberg table `<namespace>.<name>` of the settings' catalog, as a Java Table."""
+    jvm: Any = spark._jvm
+    name = f"{get_settings().catalog_name}.{identifier}"
+    return jvm.org.apache.iceberg.spark.Spark3Util.loadIcebergTable(spark._jsparkSession, name)
+
+
+def live_files(table: JavaObject, snapshot_id: int, paths: Iterable[str]) -> dict[str, JavaObject]:
+    """The Java DataFile objects of `paths` among the live files of a snapshot."""
+    wanted, found = set(paths), dict[str, JavaObject]()
+    tasks = table.newScan().useSnapshot(snapshot_id).planFiles()
+    try:
+        iterator = tasks.iterator()
+        while iterator.hasNext() and len(found) < len(wanted):
+            data_file = iterator.next().file()
+            path = data_file.location()
+            if path in wanted:
+                found[path] = data_file
+    finally:
+        tasks.close()
+    missing = wanted - set(found)
+    if missing:
+        raise RewriteConflict(f"{len(missing)} planned files are not live, e.g. {min(missing)}")
+    return found
+
+
+def new_data_file(
+    spark: SparkSession, table: JavaObject, path: str, like: JavaObject
+) -> JavaObject:
+    """Describe a Parquet file written for `table` with metrics from its footer, in the
+    partition of `like` (the rewritten file whose rows it holds)."""
+    ice = _iceberg(spark)
+    input_file = table.io().newInputFile(path)
+    mapping_json = table.properties().get("schema.name-mapping.default")
+    mapping = (
+        ice.mapping.NameMappingParser.fromJson(mapping_json)
+        if mapping_json
+        else ice.mapping.MappingUtil.create(table.schema())
+    )
+    metrics = ice.parquet.ParquetUtil.fileMetrics(
+        input_file, ice.MetricsConfig.forTable(table), mapping
+    )
+    spec = table.specs().get(like.specId())
+    return (
+        ice.DataFiles.builder(spec)
+        .withInputFile(input_file)
+        .withMetrics(metrics)
+        .withPartition(like.partition())
+        .withFormat(ice.FileFormat.PARQUET)
+        .build()
+    )
+
+
+def commit_rewrite(
+    spark: SparkSession,
+    table: JavaObject,
+    *,
+    parent_id: int | None,
+    start_snapshot_id: int,
+    start_sequence_number: int,
+    removed: list[JavaObject],
+    added: list[JavaObject],
+    summary: dict[str, str],
+) -> Committed:
+    """Replace `removed` by `added` (REWRITE FILES; DELETE FILES when nothing is added) as one
+    snapshot on `parent_id`. Raises ParentMoved when the table's current snapshot is another."""
+    ice = _iceberg(spark)
+    if added:
+        update = table.newRewrite().validateFromSnapshot(start_snapshot_id)
+        update = update.dataSequenceNumber(start_sequence_number)
+        for data_file in removed:
+            update = update.deleteFile(data_file)
+        for data_file in added:
+            update = update.addFile(data_file)
+    else:
+        update = table.newDelete()
+        for data_file in removed:
+            update = update.deleteFile(data_file)
+        update = update.validateFilesExist()
+    for key, value in summary.items():
+        update = update.set(key, value)
+    ops = table.operations()
+    try:
+        snapshot = update.apply()  # refreshes, validates against the start, writes manifests
+    except Py4JJavaError as exc:
+        if "ValidationException" in str(exc.java_exception):
+            raise RewriteConflict(f"the rewritten files changed: {exc.java_exception}") from None
+        raise
+    base = ops.current()
+    current = base.currentSnapshot()
+    if (current.snapshotId() if current is not None else None) != parent_id:
+        raise ParentMoved(f"the table moved past {parent_id} while the rewrite was planned")
+    updated = ice.TableMetadata.buildFrom(base).setBranchSnapshot(snapshot, "main").build()
+    try:
+        ops.commit(base, updated)
+    except Py4JJavaError as exc:
+        if "CommitFailedException" in str(exc.java_exception):
+            raise ParentMoved(str(exc.java_exception)) from None
+        raise
+    return Committed(
+        int(snapshot.snapshotId()), int(snapshot.sequenceNumber()), str(snapshot.operation())
+    )

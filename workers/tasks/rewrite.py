@@ -1,0 +1,175 @@
+"""The rewrite job: vacuum and compaction are one job with two file planners (DESIGN.md §4).
+
+Phases (the job's stage): `scan` (metadata only: which files, which tombstones), `purge-data`
+(Spark rewrites the files without the rows the start snapshot's tombstones hide), `purge-metadata`
+(the tombstones that leave the active set), `commit` (REWRITE FILES / DELETE FILES with the new
+tombstone list, under the commit lease). A dry run stops after `scan` with the plan.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import time
+from typing import Any
+
+import pyarrow as pa
+from pyiceberg.table import Table
+from pyiceberg.table.snapshots import Snapshot
+
+from app.db import session_scope
+from app.lake import rewrite_files, rewrite_plan, snapshots, tombstones, vacuum_plan, visible
+from app.lake.catalog import get_catalog
+from app.lake.rewrite_files import RewriteOutput, RewriteTask
+from app.models import Dataset
+from workers.celery_app import celery
+from workers.rewrite import purges
+from workers.rewrite.commit import RewriteCommit, commit
+from workers.runtime import JobContext, PermanentJobError, run_job
+
+log = logging.getLogger(__name__)
+
+
+@celery.task(name="icebatch.rewrite")
+def rewrite_task(job_id: str) -> None:
+    run_job(job_id, rewrite)
+
+
+def _dataset(dataset_id: str) -> str:
+    with session_scope() as session:
+        dataset = session.get(Dataset, dataset_id)
+        if dataset is None:
+            raise PermanentJobError(f"dataset {dataset_id} no longer exists")
+        return dataset.table_identifier
+
+
+def rewrite(ctx: JobContext) -> dict[str, Any]:
+    operation = ctx.payload.get("operation", "vacuum")
+    dataset_id = ctx.subject_id or ""
+    identifier = _dataset(dataset_id)
+    table = get_catalog().load_table(identifier)
+    done = snapshots.find_by_request_id(table, ctx.request_id)
+    if done is not None:  # a retry of a job whose commit landed
+        return {"snapshot_id": done.snapshot_id, "operation": operation, "recovered": True}
+    timings: dict[str, float] = {}
+    clock = time.monotonic()
+    ctx.set_stage("scan", 0.02)
+    start = table.current_snapshot()
+    filt = visible.tombstone_filter(table, start)
+    tasks, purged, scan = _plan(ctx, table, start, filt, operation)
+    timings["scan"] = round(time.monotonic() - clock, 3)
+    if ctx.payload.get("dry_run"):
+        rows = sum(rewrite_files.count_hidden(t) for t in tasks)
+        return {"dry_run": True, "operation": operation, **scan, "rows_to_purge": rows}
+    if start is None or (not tasks and not purged.num_rows):
+        return {"operation": operation, "snapshot_id": None, "nothing_to_do": True, **scan}
+    clock = time.monotonic()
+    ctx.set_stage("purge-data", 0.1)
+    outputs = _purge_data(ctx, tasks)
+    timings["purge_data"] = round(time.monotonic() - clock, 3)
+    clock = time.monotonic()
+    ctx.set_stage("purge-metadata", 0.8)
+    work = RewriteCommit(dataset_id, identifier, operation, start, outputs, purged)
+    timings["purge_metadata"] = round(time.monotonic() - clock, 3)
+    clock = time.monotonic()
+    ctx.set_stage("commit", 0.9)
+    from workers.spark.session import get_spark
+
+    committed = commit(ctx, get_spark(), work)
+    timings["commit"] = round(time.monotonic() - clock, 3)
+    rewritten = sum(1 for o in outputs for _ in o.inputs)
+    requests = []
+    if operation == "vacuum":
+        requests = purges.record(dataset_id, identifier, purged, committed.snapshot_id, rewritten)
+        _check_erasure(dataset_id)
+    return {
+        "operation": operation,
+        "snapshot_id": committed.snapshot_id,
+        "sequence_number": committed.sequence_number,
+        "iceberg_operation": committed.operation,
+        "start_snapshot_id": start.snapshot_id,
+        "files_rewritten": sum(len(o.inputs) for o in outputs if o.output),
+        "files_deleted": sum(len(o.inputs) for o in outputs if not o.output),
+        "files_written": sum(1 for o in outputs if o.output),
+        "bytes_rewritten": sum(o.bytes_in for o in outputs),
+        "bytes_written": sum(o.bytes_out for o in outputs),
+        "rows_read": sum(o.rows_in for o in outputs),
+        "rows_written": sum(o.rows_out for o in outputs),
+        "rows_purged": sum(o.rows_in - o.rows_out for o in outputs),
+        "tombstones_purged": purged.num_rows,
+        "purged_request_ids": requests,
+        "timings": timings,
+        **{k: v for k, v in scan.items() if k not in ("files", "bytes")},
+    }
+
+
+def _plan(
+    ctx: JobContext,
+    table: Table,
+    start: Snapshot | None,
+    filt: visible.TombstoneFilter,
+    operation: str,
+) -> tuple[list[RewriteTask], pa.Table, dict[str, Any]]:
+    payload = ctx.payload
+    if operation == "vacuum":
+        plan = vacuum_plan.plan_vacuum(
+            table,
+            start,
+            max_files=payload.get("max_files"),
+            max_bytes=payload.get("max_bytes"),
+            max_tombstones=payload.get("tombstones"),
+        )
+        tasks = rewrite_plan.vacuum_tasks(table, start, plan, filt)
+        scan = {
+            "files": len(plan.files),
+            "bytes": plan.bytes,
+            "rows_in_files": plan.records,
+            "exposed_files": plan.exposed_files,
+            "active_tombstones": plan.active,
+            "tombstones_to_purge": plan.purged.num_rows,
+        }
+        return tasks, plan.purged, scan
+    options = rewrite_plan.CompactionOptions(
+        strategy=payload.get("strategy", "binpack"),
+        target_bytes=int(payload["target_file_bytes"]),
+        min_input_files=int(payload.get("min_input_files", 2)),
+        sort_by=tuple(payload.get("sort_by") or ()),
+    )
+    groups = rewrite_plan.compaction_groups(table, start, options)
+    tasks = rewrite_plan.compaction_tasks(table, groups, filt, options)
+    files = [p for g in groups for p in g]
+    scan = {
+        "files": len(files),
+        "bytes": sum(p.data_file.file_size_in_bytes for p in files),
+        "rows_in_files": sum(p.data_file.record_count for p in files),
+        "groups": len(groups),
+        "strategy": options.strategy,
+    }
+    return tasks, tombstones.SCHEMA.empty_table(), scan
+
+
+def _purge_data(ctx: JobContext, tasks: list[RewriteTask]) -> list[RewriteOutput]:
+    from workers.spark.jobs.rewrite import run_tasks
+    from workers.spark.progress import SparkProgress
+    from workers.spark.session import get_spark
+
+    spark = get_spark()
+    spark.sparkContext.setJobGroup(ctx.request_id, f"rewrite {ctx.subject_id}", True)
+    progress = SparkProgress(spark.sparkContext, ctx.request_id)
+    progress.phase("purge-data", 0.1, 0.8)
+    ctx.progress_fn = progress.value
+    try:
+        return run_tasks(spark, tasks)
+    finally:
+        ctx.progress_fn = None
+
+
+def _check_erasure(dataset_id: str) -> None:
+    """Let the retention side mark GDPR jobs erased (when it is installed)."""
+    try:
+        erasure = importlib.import_module("app.retention.erasure")
+    except ImportError:
+        return
+    check = getattr(erasure, "check_erasure", None)
+    if check is not None:
+        check(dataset_id)
