@@ -41,7 +41,9 @@ def migrate() -> None:
     get_catalog()  # PyIceberg's SqlCatalog creates iceberg_tables & co. if they are missing
 
 
-def _worker_argv(concurrency: int) -> list[str]:
+def _worker_argv(concurrency: int, beat: bool = False) -> list[str]:
+    # `-B`: Celery's embedded beat sends `icebatch.schedule` (automatic maintenance) periodically
+    extra = ["-B", "--schedule", str(get_settings().home / "celerybeat-schedule")] if beat else []
     return [
         sys.executable,
         "-m",
@@ -59,6 +61,7 @@ def _worker_argv(concurrency: int) -> list[str]:
         "INFO",
         "--without-gossip",
         "--without-mingle",
+        *extra,
     ]
 
 
@@ -91,10 +94,13 @@ def api(host: Host = "127.0.0.1", port: Port = 8000) -> None:
 @cli.command()
 def worker(
     concurrency: Annotated[int, typer.Option(help="Jobs at once in this process.")] = 1,
+    beat: Annotated[
+        bool, typer.Option(help="Also run the maintenance scheduler (one worker per deployment).")
+    ] = False,
 ) -> None:
     """Run one worker process: Celery consumer, long-lived SparkSession, reconciler."""
     migrate()
-    os.execv(sys.executable, _worker_argv(concurrency))
+    os.execv(sys.executable, _worker_argv(concurrency, beat))
 
 
 @cli.command()
@@ -103,7 +109,10 @@ def up(host: Host = "127.0.0.1", port: Port = 8000) -> None:
     settings = get_settings()
     migrate()
     typer.echo(f"icebatch: home {settings.home}, API on http://{host}:{port}", err=True)
-    children = [subprocess.Popen(_worker_argv(1)), subprocess.Popen(_api_argv(host, port))]
+    children = [
+        subprocess.Popen(_worker_argv(1, beat=True)),
+        subprocess.Popen(_api_argv(host, port)),
+    ]
 
     def stop(*_: object) -> None:
         for child in children:

@@ -14,7 +14,23 @@ from app.jobs.reconciler import reconcile_once
 
 log = logging.getLogger(__name__)
 celery = make_celery(get_settings())
-celery.conf.update(include=["workers.tasks.ingest", "workers.tasks.restate"])
+celery.conf.update(
+    include=[
+        "workers.tasks.ingest",
+        "workers.tasks.restate",
+        "workers.tasks.expire",
+        "workers.scheduler",
+    ],
+    # automatic maintenance: `icebatch worker --beat` runs Celery's embedded beat
+    beat_schedule={
+        "icebatch-maintenance": {
+            "task": "icebatch.schedule",
+            "schedule": get_settings().scheduler_seconds,
+            "options": {"expires": get_settings().scheduler_seconds},
+        }
+    },
+    beat_schedule_filename=str(get_settings().home / "celerybeat-schedule"),
+)
 _stop = threading.Event()
 
 

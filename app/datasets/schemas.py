@@ -28,6 +28,11 @@ class DatasetOut(BaseModel):
     identity_columns: list[str]
     sort_order: list[str]
     current_snapshot_id: int | None
+    retention: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Snapshot retention in force: {min_snapshots, max_snapshot_age_seconds, "
+        "orphan_age_seconds} (PUT /v1/datasets/{id}/retention; defaults from the settings)",
+    )
     created_at: datetime
 
 

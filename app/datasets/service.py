@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import asdict
 from datetime import UTC, datetime
 
 from pyiceberg.catalog import Catalog
@@ -15,7 +16,7 @@ from app.config import get_settings
 from app.datasets import repository
 from app.datasets.schemas import DatasetCreate, DatasetOut, SnapshotOut
 from app.errors import DatasetExists, InvalidInput, NotFound
-from app.lake import tables, tombstones
+from app.lake import retention, tables, tombstones
 from app.lake.types import BATCH_COLUMN, field_to_spec, schema_from_specs
 from app.models import Dataset
 
@@ -85,6 +86,7 @@ def describe(dataset: Dataset, table: Table) -> DatasetOut:
         identity_columns=dataset.identity_columns,
         sort_order=order,
         current_snapshot_id=snapshot.snapshot_id if snapshot else None,
+        retention=asdict(retention.effective_policy(dataset.retention)),
         created_at=dataset.created_at,
     )
 

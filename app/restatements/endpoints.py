@@ -46,6 +46,8 @@ def _privacy_out(session: DbSession, job: PrivacyJob) -> PrivacyJobOut:
         status = JOB_TO_STATUS[JobState(job_row.state)] if job_row else "submitted"
         if status == "submitted" and part.state == RestatementState.COMMITTED:
             status = "processing"
+        if part.erased_at is not None:
+            status = "erased"
         statuses.append(
             PrivacyDatasetStatus(
                 dataset_id=part.dataset_id,
@@ -61,8 +63,10 @@ def _privacy_out(session: DbSession, job: PrivacyJob) -> PrivacyJobOut:
     overall = (
         "failed"
         if "failed" in states
+        else "erased"
+        if job.erased_at is not None and states == {"erased"}
         else "complete"
-        if states == {"complete"}
+        if states <= {"complete", "erased"}
         else "submitted"
         if states == {"submitted"}
         else "processing"
@@ -77,7 +81,9 @@ def _privacy_out(session: DbSession, job: PrivacyJob) -> PrivacyJobOut:
         rows_hidden=sum(s.rows_hidden or 0 for s in statuses),
         datasets=statuses,
         created_at=job.created_at,
-        completed_at=max(finished) if overall == "complete" and finished else None,
+        completed_at=max(finished) if overall in ("complete", "erased") and finished else None,
+        erased_at=job.erased_at if overall == "erased" else None,
+        receipt=job.receipt if overall == "erased" else None,
     )
 
 

@@ -18,7 +18,7 @@ class PrivacyJobCreate(BaseModel):
 
 class PrivacyDatasetStatus(BaseModel):
     dataset_id: str
-    status: str = Field(description="submitted | processing | complete | failed")
+    status: str = Field(description="submitted | processing | complete | erased | failed")
     job_id: str | None
     snapshot_id: int | None
     tombstones_written: int | None
@@ -28,7 +28,10 @@ class PrivacyDatasetStatus(BaseModel):
 
 class PrivacyJobOut(BaseModel):
     id: str
-    status: str = Field(description="submitted → processing → complete (or failed)")
+    status: str = Field(
+        description="submitted → processing → complete (logically deleted) → erased "
+        "(physically gone from every retained file), or failed"
+    )
     column: str
     value_count: int
     tombstones_written: int
@@ -36,6 +39,12 @@ class PrivacyJobOut(BaseModel):
     datasets: list[PrivacyDatasetStatus]
     created_at: datetime
     completed_at: datetime | None
+    erased_at: datetime | None = None
+    receipt: dict[str, Any] | None = Field(
+        default=None,
+        description="Once erased: {files_rewritten, snapshots_expired, "
+        "last_physical_removal_at, datasets: {id: {...}}}",
+    )
 
 
 class TombstoneOut(BaseModel):

@@ -1,0 +1,161 @@
+"""GDPR erasure: a privacy job goes `complete → erased` once no retained file holds its rows.
+
+A committed GDPR restatement R of a dataset is erased when, on the table as it is now:
+- every snapshot has a sequence number >= R's (the snapshots before R, where the rows were
+  visible, are expired), and no snapshot has R's tombstones active (the snapshots between R and
+  the vacuum that purged them, whose files still held the rows, are expired);
+- no snapshot's vacuumed-tombstones file (`tombstone.vacuum.file`) holds R's tombstones (it names
+  the erased identities: it must be expired too, which happens once a later snapshot owns the
+  tombstone list);
+- no Parquet file under the table location that no snapshot references is left (a crashed
+  write's output may hold the rows), except the staged files of replays still in flight.
+Expiry deletes the files only expired snapshots referenced, so these conditions mean every copy
+is physically gone. Called at the end of every expire job and every vacuum.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import UTC, datetime
+from typing import Any
+
+import pyarrow.compute as pc
+from pyiceberg.table import Table
+from sqlalchemy import func, select
+
+from app.db import session_scope
+from app.lake import retention, tombstones
+from app.lake.catalog import get_catalog
+from app.models import (
+    Dataset,
+    ExpiredSnapshot,
+    PrivacyJob,
+    Restatement,
+    RestatementKind,
+    RestatementState,
+)
+
+log = logging.getLogger(__name__)
+IN_FLIGHT = (RestatementState.PENDING, RestatementState.READY, RestatementState.COMMITTING)
+
+
+def held_request_ids(table: Table) -> set[str]:
+    """Request ids of the tombstones any snapshot holds, active or vacuumed."""
+    held: set[str] = set()
+    locations = {tombstones.list_location(table, s) for s in table.snapshots()}
+    for location in locations - {None}:
+        listed = tombstones.read_list(table.io, location)
+        for segment in listed.segments:
+            rows = tombstones.read_segment(table.io, segment.path)
+            held.update(str(v) for v in pc.unique(rows["request_id"]).to_pylist() if v)
+    for snapshot in table.snapshots():
+        vacuumed = retention.own_properties(snapshot).get(retention.VACUUM_FILE)
+        if vacuumed:
+            rows = tombstones.read_segment(table.io, vacuumed)
+            held.update(str(v) for v in pc.unique(rows["request_id"]).to_pylist() if v)
+    return held
+
+
+def stray_parquet(table: Table, in_flight_batches: set[str]) -> list[str]:
+    """Parquet files under the table location that no snapshot references."""
+    index = retention.FileIndex(table)
+    referenced = index.referenced(table.snapshots())
+    stray = []
+    for listed in retention.list_files(table):
+        if not listed.path.endswith(".parquet") or listed.path in referenced:
+            continue
+        if retention.staged_batch(listed.path, table) in in_flight_batches:
+            continue
+        stray.append(listed.path)
+    return stray
+
+
+def receipt(parts: list[Restatement]) -> dict[str, Any]:
+    erased = [p.erased_at for p in parts if p.erased_at]
+    return {
+        "files_rewritten": sum(p.files_rewritten or 0 for p in parts),
+        "snapshots_expired": sum(p.snapshots_expired or 0 for p in parts),
+        "last_physical_removal_at": max(erased).isoformat() if erased else None,
+        "datasets": {
+            p.dataset_id: {
+                "files_rewritten": p.files_rewritten or 0,
+                "snapshots_expired": p.snapshots_expired or 0,
+                "purge_snapshot_ids": list(p.purge_snapshot_ids or []),
+                "purged_at": p.purged_at.isoformat() if p.purged_at else None,
+                "erased_at": p.erased_at.isoformat() if p.erased_at else None,
+            }
+            for p in parts
+        },
+    }
+
+
+def check_erasure(dataset_id: str) -> list[str]:
+    """Mark the dataset's GDPR restatements whose rows are physically gone as erased, and their
+    privacy jobs once every dataset is; returns the restatement ids erased now."""
+    with session_scope() as session:
+        dataset = session.get(Dataset, dataset_id)
+        if dataset is None:
+            return []
+        identifier = dataset.table_identifier
+        candidates = [
+            (r.id, r.request_id, r.sequence_number or 0)
+            for r in session.scalars(
+                select(Restatement).where(
+                    Restatement.dataset_id == dataset_id,
+                    Restatement.kind == RestatementKind.GDPR,
+                    Restatement.state == RestatementState.COMMITTED,
+                    Restatement.erased_at.is_(None),
+                )
+            )
+        ]
+        in_flight = set(
+            session.scalars(
+                select(Restatement.batch_id).where(
+                    Restatement.dataset_id == dataset_id,
+                    Restatement.state.in_(IN_FLIGHT),
+                    Restatement.batch_id.is_not(None),
+                )
+            ).all()
+        )
+    if not candidates:
+        return []
+    table = get_catalog().load_table(identifier)
+    snapshots = table.snapshots()
+    if not snapshots:
+        return []
+    oldest = min(s.sequence_number or 0 for s in snapshots)
+    held = held_request_ids(table)
+    stray = stray_parquet(table, {b for b in in_flight if b})
+    if stray:
+        log.info("dataset %s: %d unreferenced Parquet files delay erasure", dataset_id, len(stray))
+        return []
+    erasable = [
+        rid for rid, request_id, seq in candidates if seq <= oldest and request_id not in held
+    ]
+    if not erasable:
+        return []
+    now = datetime.now(UTC)
+    with session_scope() as session:
+        expired = session.scalar(
+            select(func.count())
+            .select_from(ExpiredSnapshot)
+            .where(
+                ExpiredSnapshot.dataset_id == dataset_id, ExpiredSnapshot.sequence_number < oldest
+            )
+        )
+        jobs: set[str] = set()
+        for row in session.scalars(select(Restatement).where(Restatement.id.in_(erasable))):
+            row.erased_at, row.snapshots_expired = now, int(expired or 0)
+            if row.privacy_job_id:
+                jobs.add(row.privacy_job_id)
+        session.flush()
+        for job_id in jobs:
+            job = session.get(PrivacyJob, job_id)
+            parts = list(
+                session.scalars(select(Restatement).where(Restatement.privacy_job_id == job_id))
+            )
+            if job is not None and parts and all(p.erased_at for p in parts):
+                job.erased_at = max(p.erased_at for p in parts if p.erased_at)
+                job.receipt = receipt(parts)
+    log.info("dataset %s: GDPR restatements erased: %s", dataset_id, erasable)
+    return erasable

@@ -1,0 +1,46 @@
+from __future__ import annotations
+
+from datetime import datetime
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class RetentionUpdate(BaseModel):
+    """A dataset's retention policy; a field left out keeps its current value."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    min_snapshots: int | None = Field(default=None, ge=1, le=100_000)
+    max_snapshot_age_seconds: float | None = Field(default=None, ge=0)
+    orphan_age_seconds: float | None = Field(default=None, ge=0)
+
+
+class RetentionOut(BaseModel):
+    min_snapshots: int = Field(description="The newest snapshots always kept")
+    max_snapshot_age_seconds: float = Field(description="Snapshots younger than this are kept")
+    orphan_age_seconds: float = Field(
+        description="Unreferenced files younger than this are left alone (a write in progress)"
+    )
+    custom: list[str] = Field(description="The fields set on this dataset (others: defaults)")
+
+
+class ConsumerCreate(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9_.:-]+$")
+    snapshot_id: int | None = Field(
+        default=None, description="The snapshot the next increment starts after (default: current)"
+    )
+
+
+class ConsumerOut(BaseModel):
+    name: str
+    dataset_id: str
+    snapshot_id: int | None
+    sequence_number: int
+    pinned: bool = Field(description="False once the checkpoint is older than the pin age")
+    updated_at: datetime
+
+
+class ConsumerList(BaseModel):
+    items: list[ConsumerOut]

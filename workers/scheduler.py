@@ -1,0 +1,128 @@
+"""Automatic maintenance (Celery beat → `icebatch.schedule`): vacuum and expire where needed.
+
+A dataset gets a full vacuum when its current snapshot has `auto_vacuum_tombstones` active
+tombstones or more, or a tombstone whose `evict_by` falls within `auto_vacuum_evict_lead_seconds`;
+it gets an expire job when it holds snapshots its retention policy would expire (`auto_expire`).
+Never two jobs of a kind per dataset: one already queued or running is left to finish.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pyarrow.compute as pc
+from pyiceberg.table import Table
+from sqlalchemy import select
+
+from app.config import get_settings
+from app.db import session_scope
+from app.errors import Conflict
+from app.jobs import service as jobs
+from app.lake import retention, tombstones
+from app.lake.catalog import get_catalog
+from app.models import Dataset, Job
+from app.retention import service
+from workers.celery_app import celery
+
+log = logging.getLogger(__name__)
+REWRITE_KINDS = ("vacuum", "compact")
+
+
+@celery.task(name="icebatch.schedule")
+def schedule_task() -> dict[str, list[str]]:
+    return schedule_once()
+
+
+def vacuum_reason(table: Table) -> str | None:
+    """Why the dataset needs a vacuum now, or None."""
+    settings = get_settings()
+    snapshot = table.current_snapshot()
+    total = tombstones.metrics(table, snapshot)["total"]
+    if not total:
+        return None
+    if total >= settings.auto_vacuum_tombstones:
+        return f"{total} active tombstones"
+    evict_by = tombstones.active(table, snapshot)["evict_by"]
+    earliest = pc.min(evict_by).as_py()
+    if earliest is None:
+        return None
+    if earliest <= datetime.now(UTC) + timedelta(seconds=settings.auto_vacuum_evict_lead_seconds):
+        return f"a tombstone must be evicted by {earliest.isoformat()}"
+    return None
+
+
+def needs_expire(table: Table, dataset: Dataset, pins: list[retention.Pin]) -> bool:
+    plan = retention.plan_retention(
+        table,
+        service.policy_for(dataset),
+        pins,
+        now=datetime.now(UTC),
+        pin_max_age_seconds=get_settings().consumer_pin_max_age_seconds,
+    )
+    return bool(plan.expired)
+
+
+def start_vacuum(session: Any, dataset: Dataset) -> Job:
+    """The lead's `app.maintenance.service.start_vacuum` when present; else the same job."""
+    try:
+        maintenance: Any = importlib.import_module("app.maintenance.service")
+    except ImportError:
+        maintenance = None
+    if maintenance is not None and hasattr(maintenance, "start_vacuum"):
+        job: Job = maintenance.start_vacuum(session, dataset, mode="full")
+        return job
+    service.lock_dataset(session, dataset.id)
+    running = service.active_job(session, dataset.id, REWRITE_KINDS)
+    if running is not None:
+        raise Conflict(f"a {running.kind} job is already {running.state}", job_id=running.id)
+    return jobs.enqueue(
+        session,
+        org=dataset.org,
+        kind="vacuum",
+        task_name="icebatch.rewrite",
+        subject_id=dataset.id,
+        payload={"mode": "full"},
+    )
+
+
+def _schedule_dataset(dataset_id: str, out: dict[str, list[str]]) -> None:
+    with session_scope() as session:
+        dataset = session.get(Dataset, dataset_id)
+        if dataset is None:
+            return
+        table = get_catalog().load_table(dataset.table_identifier)
+        if service.active_job(session, dataset_id, REWRITE_KINDS) is None:
+            reason = vacuum_reason(table)
+            if reason is not None:
+                try:
+                    job = start_vacuum(session, dataset)
+                except Conflict:
+                    pass
+                else:
+                    log.info("scheduler: vacuum of %s (%s): job %s", dataset_id, reason, job.id)
+                    out["vacuum"].append(dataset_id)
+        if (
+            get_settings().auto_expire
+            and service.active_job(session, dataset_id, (service.EXPIRE_KIND,)) is None
+            and needs_expire(table, dataset, service.pins(session, dataset_id))
+        ):
+            job = service.start_expire(session, dataset)
+            log.info("scheduler: expire of %s: job %s", dataset_id, job.id)
+            out["expire"].append(dataset_id)
+
+
+def schedule_once() -> dict[str, list[str]]:
+    """One pass over every dataset; returns the dataset ids given a vacuum or an expire job."""
+    out: dict[str, list[str]] = {"vacuum": [], "expire": [], "failed": []}
+    with session_scope() as session:
+        dataset_ids = list(session.scalars(select(Dataset.id).order_by(Dataset.created_at)))
+    for dataset_id in dataset_ids:
+        try:
+            _schedule_dataset(dataset_id, out)
+        except Exception:  # one broken dataset must not stop maintenance of the others
+            log.warning("scheduler: dataset %s skipped", dataset_id, exc_info=True)
+            out["failed"].append(dataset_id)
+    return out

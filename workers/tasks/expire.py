@@ -1,0 +1,192 @@
+"""The expire job: snapshot expiry by the dataset's policy, then orphan cleanup, then erasure.
+
+Phases (the job's stages): `plan` (the retained set: policy, consumer pins, running jobs' start
+snapshots, tombstone-list chains), `expire` (Iceberg's Java API removes the snapshots from the
+table metadata; the files only they referenced are deleted here, tombstone files included, since
+Iceberg knows nothing of those), `orphans` (unreferenced files older than the orphan age, and
+staged replay files of restatements no longer in flight), then the GDPR erasure check.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from pyiceberg.table import Table
+from sqlalchemy import delete, select
+
+from app.config import get_settings
+from app.db import session_scope
+from app.lake import retention
+from app.lake.catalog import get_catalog
+from app.models import Dataset, ExpiredSnapshot, Job, JobState, Restatement, RestatementState
+from app.retention import service
+from app.retention.erasure import IN_FLIGHT, check_erasure
+from workers.celery_app import celery
+from workers.runtime import JobContext, PermanentJobError, run_job
+
+log = logging.getLogger(__name__)
+
+
+@celery.task(name="icebatch.expire")
+def expire_task(job_id: str) -> None:
+    run_job(job_id, expire)
+
+
+def commit_expiry(table_name: str, snapshot_ids: list[int]) -> None:
+    """Remove exactly `snapshot_ids` from the table metadata, through Iceberg's Java API.
+
+    `expireOlderThan(0)` keeps Iceberg's own age rule (table property, 5 days by default) from
+    expiring more than the policy decided; files are left to this job (`cleanExpiredFiles`
+    false), which knows the tombstone files Iceberg does not.
+    """
+    from workers.spark.session import get_spark
+
+    spark = get_spark()
+    jvm = spark._jvm
+    assert jvm is not None
+    table = jvm.org.apache.iceberg.spark.Spark3Util.loadIcebergTable(
+        spark._jsparkSession, table_name
+    )
+    action = table.expireSnapshots()
+    for snapshot_id in snapshot_ids:
+        action = action.expireSnapshotId(snapshot_id)
+    action.expireOlderThan(0).cleanExpiredFiles(False).commit()
+
+
+def _job_pins(dataset_id: str, own_job: str) -> list[datetime]:
+    """Start times of the dataset's other running jobs (a vacuum, an export): the snapshot
+    current when they started, and every later one, stay."""
+    with session_scope() as session:
+        rows = session.scalars(
+            select(Job.started_at).where(
+                Job.subject_id == dataset_id, Job.state == JobState.RUNNING, Job.id != own_job
+            )
+        ).all()
+    return [r for r in rows if r is not None]
+
+
+def _write_cutoff(own_job: str, orphan_age: float, now: datetime) -> datetime:
+    """Files younger than this are never orphans: the orphan age, and no file created after a
+    running job started (it may be that job's output, not committed yet)."""
+    cutoff = now - timedelta(seconds=orphan_age)
+    with session_scope() as session:
+        started = session.scalars(
+            select(Job.started_at).where(Job.state == JobState.RUNNING, Job.id != own_job)
+        ).all()
+    return min([cutoff, *(s for s in started if s is not None)])
+
+
+def expire(ctx: JobContext) -> dict[str, Any]:
+    settings = get_settings()
+    now = datetime.now(UTC)
+    ctx.set_stage("plan", 0.05)
+    with session_scope() as session:
+        dataset = session.get(Dataset, ctx.subject_id)
+        if dataset is None:
+            raise PermanentJobError(f"dataset {ctx.subject_id} no longer exists")
+        dataset_id, identifier = dataset.id, dataset.table_identifier
+        policy = service.policy_for(dataset)
+        pins = service.pins(session, dataset_id)
+        restated = session.execute(
+            select(Restatement.batch_id, Restatement.state).where(
+                Restatement.dataset_id == dataset_id, Restatement.batch_id.is_not(None)
+            )
+        ).all()
+    in_flight = {b for b, state in restated if state in IN_FLIGHT}
+    finished = {
+        b for b, state in restated if state in (RestatementState.FAILED, RestatementState.COMMITTED)
+    } - in_flight
+    catalog = get_catalog()
+    table = catalog.load_table(identifier)
+    job_pins = [
+        retention.Pin(f"job-{i}", seq, now)
+        for i, seq in enumerate(_sequence_at(table, t) for t in _job_pins(dataset_id, ctx.job_id))
+    ]
+    plan = retention.plan_retention(
+        table,
+        policy,
+        [*pins, *job_pins],
+        now=now,
+        pin_max_age_seconds=settings.consumer_pin_max_age_seconds,
+    )
+    existing = {s.snapshot_id for s in table.snapshots()}
+    with session_scope() as session:  # rows of an expiry whose commit never landed
+        session.execute(
+            delete(ExpiredSnapshot).where(
+                ExpiredSnapshot.dataset_id == dataset_id,
+                ExpiredSnapshot.snapshot_id.in_(existing - {s.snapshot_id for s in plan.expired}),
+            )
+        )
+
+    ctx.set_stage("expire", 0.2)
+    index = retention.FileIndex(table)
+    files_deleted = bytes_deleted = 0
+    expired_ids = [s.snapshot_id for s in plan.expired]
+    if expired_ids:
+        candidates = index.referenced(plan.expired)
+        with session_scope() as session:
+            for snapshot in plan.expired:
+                session.merge(
+                    ExpiredSnapshot(
+                        dataset_id=dataset_id,
+                        snapshot_id=snapshot.snapshot_id,
+                        sequence_number=snapshot.sequence_number or 0,
+                        committed_at=datetime.fromtimestamp(snapshot.timestamp_ms / 1000, UTC),
+                        expired_at=now,
+                        job_id=ctx.job_id,
+                    )
+                )
+        ctx.check_lease()
+        commit_expiry(f"{settings.catalog_name}.{identifier}", expired_ids)
+        table = catalog.load_table(identifier)
+        left = {s.snapshot_id for s in table.snapshots()} & set(expired_ids)
+        if left:
+            raise RuntimeError(f"snapshots {sorted(left)} are still in the table after expiry")
+        dead = candidates - index.referenced(table.snapshots())
+        sized = {
+            **retention.sizes(table, dead),
+            **{p: index.sizes[p] for p in dead if p in index.sizes},
+        }
+        for path in retention.delete_files(table, sorted(dead)):
+            files_deleted += 1
+            bytes_deleted += sized.get(path, 0)
+
+    ctx.set_stage("orphans", 0.6)
+    cutoff = _write_cutoff(ctx.job_id, policy.orphan_age_seconds, datetime.now(UTC))
+    referenced = index.referenced(table.snapshots()) | retention.metadata_in_use(table)
+    orphans = []
+    for listed in retention.list_files(table):
+        if listed.path in referenced:
+            continue
+        batch = retention.staged_batch(listed.path, table)
+        if batch is not None and batch in in_flight:
+            continue
+        if listed.mtime < cutoff or (batch is not None and batch in finished):
+            orphans.append(listed)
+    sizes = {o.path: o.size for o in orphans}
+    removed = retention.delete_files(table, [o.path for o in orphans])
+    orphan_bytes = sum(sizes[p] for p in removed)
+
+    ctx.set_stage("erasure", 0.95)
+    erased = check_erasure(dataset_id)
+    return {
+        "retained": [s.snapshot_id for s in plan.retained],
+        "expired": expired_ids,
+        "files_deleted": files_deleted + len(removed),
+        "bytes_deleted": bytes_deleted + orphan_bytes,
+        "orphans_deleted": len(removed),
+        "pinned_by": plan.pinned_by,
+        "ignored_pins": plan.ignored_pins,
+        "erased_restatements": erased,
+    }
+
+
+def _sequence_at(table: Table, when: datetime) -> int:
+    """The sequence number of the snapshot current at `when` (0 before the first)."""
+    at_ms = when.timestamp() * 1000
+    older = [s for s in table.snapshots() if s.timestamp_ms <= at_ms]
+    if not older:
+        return 0
+    return max(s.sequence_number or 0 for s in older)
