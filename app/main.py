@@ -19,7 +19,6 @@ from app.maintenance.endpoints import router as maintenance_router
 from app.reads.endpoints import router as reads_router
 from app.restatements.endpoints import privacy_router, tombstones_router
 from app.retention.endpoints import router as retention_router
-from app.retention.endpoints import router as retention_router
 
 PROBLEM = "application/problem+json"
 
@@ -77,7 +76,6 @@ def create_app() -> FastAPI:
         changes_router,
         tombstones_router,
         privacy_router,
-        retention_router,
         retention_router,
         maintenance_router,
     ):
