@@ -18,6 +18,7 @@ celery.conf.update(
     include=[
         "workers.tasks.ingest",
         "workers.tasks.restate",
+        "workers.tasks.export",
         "workers.tasks.expire",
         "workers.scheduler",
     ],

@@ -1,0 +1,205 @@
+"""The per-file read of incremental changes: a pure function of a FileTask (app.lake.changes)
+and a ReadContext, shared by the API (streamed file by file) and the export job (Spark tasks).
+
+Output rows have the table's columns (all nullable) plus `_change_type`, `_operation`,
+`_request_id`, `_snapshot_id` (`_batch_id` is already a table column). A row deleted by a GDPR
+tombstone keeps only the dataset's identity columns and `_batch_id`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+from pyiceberg.expressions import AlwaysTrue
+from pyiceberg.io import load_file_io
+from pyiceberg.io.pyarrow import ArrowScan, schema_to_pyarrow
+from pyiceberg.manifest import DataFile, DataFileContent, FileFormat
+from pyiceberg.schema import Schema
+from pyiceberg.table import FileScanTask, Table
+from pyiceberg.table.metadata import TableMetadataUtil
+from pyiceberg.typedef import Record
+
+from app.lake import visible
+from app.lake.changes import (
+    CHANGE_FIELDS,
+    GDPR,
+    NO_MATCH,
+    ChangeRange,
+    FileTask,
+    TaskBatch,
+    TaskTombstone,
+    plan_changes,
+    rank,
+)
+from app.lake.types import BATCH_COLUMN
+
+
+def output_schema(schema: Schema) -> pa.Schema:
+    """The table's columns (all nullable: GDPR rows keep only identity columns) + the change
+    columns."""
+    base = schema_to_pyarrow(schema, include_field_ids=False)
+    return pa.schema([f.with_nullable(True) for f in base] + CHANGE_FIELDS)
+
+
+@dataclass(frozen=True)
+class ReadContext:
+    """What a reader needs besides the task: the table's metadata without its snapshot history,
+    where its files live, and the dataset's identity columns."""
+
+    metadata_json: str
+    io_properties: dict[str, str]
+    location: str
+    identity_columns: tuple[str, ...]
+
+    @classmethod
+    def of(cls, table: Table, identity_columns: list[str]) -> ReadContext:
+        bare = table.metadata.model_copy(
+            update={
+                "snapshots": [],
+                "snapshot_log": [],
+                "metadata_log": [],
+                "refs": {},
+                "current_snapshot_id": None,
+                "statistics": [],
+                "partition_statistics": [],
+            }
+        )
+        return cls(
+            bare.model_dump_json(),
+            dict(table.io.properties),
+            table.location(),
+            tuple(identity_columns),
+        )
+
+
+class FileReader:
+    """Reads FileTasks into change rows (`output_schema`), one record batch at a time."""
+
+    def __init__(self, context: ReadContext) -> None:
+        self.metadata = TableMetadataUtil.parse_raw(context.metadata_json)
+        self.io = load_file_io(context.io_properties, context.location)
+        self.schema = self.metadata.schema()
+        self.target = output_schema(self.schema)
+        self.table_fields = len(self.schema.fields)
+        self.types = {f.name: f.type for f in self.target}
+        self.keep_gdpr = {*context.identity_columns, BATCH_COLUMN}
+        self.scan = ArrowScan(self.metadata, self.io, self.schema, AlwaysTrue())
+
+    def read(self, task: FileTask) -> Iterator[pa.RecordBatch]:
+        data_file = DataFile.from_args(
+            content=DataFileContent.DATA,
+            file_path=task.path,
+            file_format=FileFormat.PARQUET,
+            partition=Record(),
+            record_count=task.record_count,
+            file_size_in_bytes=0,
+        )
+        data_file.spec_id = self.metadata.default_spec_id
+        hidden = {c: pa.array(ids, self.types[c]) for c, ids in task.hidden.items()}
+        for batch in self.scan.to_record_batches([FileScanTask(data_file)]):
+            if hidden:
+                batch = batch.filter(visible.keep_mask(batch, hidden))
+            if not batch.num_rows:
+                continue
+            if task.change == "appended":
+                out = self._appended(batch, task.batches)
+            else:
+                out = self._deleted(batch, task.matches)
+            for part in out:
+                if part.num_rows:
+                    yield part
+
+    def _appended(
+        self, batch: pa.RecordBatch, batches: list[TaskBatch]
+    ) -> Iterator[pa.RecordBatch]:
+        ids = pa.array([b[0] for b in batches], pa.string())
+        position = pc.index_in(batch.column(BATCH_COLUMN).cast(pa.string()), value_set=ids)
+        keep = pc.is_valid(position)
+        batch, position = batch.filter(keep), position.filter(keep)
+        picked = pc.cast(position, pa.int64()).to_numpy(zero_copy_only=False)
+        columns = list(zip(*batches, strict=True)) if batches else [(), (), (), ()]
+        yield self._annotate(
+            batch,
+            "appended",
+            np.asarray(columns[1], dtype=object)[picked],
+            np.asarray(columns[2], dtype=object)[picked],
+            np.asarray(columns[3], dtype=object)[picked],
+        )
+
+    def _deleted(
+        self, batch: pa.RecordBatch, matches: dict[str, list[TaskTombstone]]
+    ) -> Iterator[pa.RecordBatch]:
+        rows = batch.num_rows
+        best = np.full(rows, NO_MATCH, dtype=np.int64)
+        operation = np.full(rows, None, dtype=object)
+        request = np.full(rows, None, dtype=object)
+        snapshot = np.full(rows, None, dtype=object)
+        for column, found in matches.items():
+            values = pa.array([t[0] for t in found], self.types[column])
+            position = pc.index_in(batch.column(column), value_set=values)
+            picked = pc.fill_null(pc.cast(position, pa.int64()), -1).to_numpy(zero_copy_only=False)
+            ranks = np.array([rank(t) for t in found] + [NO_MATCH], dtype=np.int64)
+            row_rank = ranks[picked]  # -1 picks the sentinel
+            better = row_rank < best
+            if not better.any():
+                continue
+            chosen = picked[better]
+            best[better] = row_rank[better]
+            operation[better] = np.asarray([t[2] for t in found], dtype=object)[chosen]
+            request[better] = np.asarray([t[3] for t in found], dtype=object)[chosen]
+            snapshot[better] = np.asarray([t[4] for t in found], dtype=object)[chosen]
+        matched = best < NO_MATCH
+        gdpr = matched & (operation == GDPR)
+        plain = matched & ~gdpr
+        for mask, erase in ((plain, False), (gdpr, True)):
+            if not mask.any():
+                continue
+            part = batch.filter(pa.array(mask))
+            if erase:
+                part = pa.RecordBatch.from_arrays(
+                    [
+                        part.column(i) if name in self.keep_gdpr else pa.nulls(part.num_rows)
+                        for i, name in enumerate(part.schema.names)
+                    ],
+                    names=part.schema.names,
+                )
+            yield self._annotate(part, "deleted", operation[mask], request[mask], snapshot[mask])
+
+    def _annotate(
+        self,
+        batch: pa.RecordBatch,
+        change: str,
+        operation: np.ndarray,
+        request: np.ndarray,
+        snapshot: np.ndarray,
+    ) -> pa.RecordBatch:
+        rows = batch.num_rows
+        columns = [
+            column.cast(self.target.field(i).type)
+            for i, column in enumerate(batch.columns[: self.table_fields])
+        ]
+        columns += [
+            pa.array([change] * rows, pa.string()),
+            pa.array(operation.tolist(), pa.string()),
+            pa.array(request.tolist(), pa.string()),
+            pa.array(snapshot.tolist(), pa.int64()),
+        ]
+        return pa.RecordBatch.from_arrays(columns, schema=self.target)
+
+
+def read_changes(
+    table: Table, rng: ChangeRange, kind: str, identity_columns: list[str]
+) -> tuple[pa.Schema, Iterator[pa.RecordBatch]]:
+    """The change rows of `kind` over `rng`, planned now, read file by file as consumed."""
+    tasks = plan_changes(table, rng, kind)
+    reader = FileReader(ReadContext.of(table, identity_columns))
+
+    def batches() -> Iterator[pa.RecordBatch]:
+        for task in tasks:
+            yield from reader.read(task)
+
+    return reader.target, batches()
