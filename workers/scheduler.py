@@ -8,10 +8,8 @@ Never two jobs of a kind per dataset: one already queued or running is left to f
 
 from __future__ import annotations
 
-import importlib
 import logging
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 import pyarrow.compute as pc
 from pyiceberg.table import Table
@@ -20,15 +18,16 @@ from sqlalchemy import select
 from app.config import get_settings
 from app.db import session_scope
 from app.errors import Conflict
-from app.jobs import service as jobs
 from app.lake import retention, tombstones
 from app.lake.catalog import get_catalog
-from app.models import Dataset, Job
+from app.maintenance import service as maintenance
+from app.maintenance.schemas import VacuumMode, VacuumRequest
+from app.models import Dataset
 from app.retention import service
 from workers.celery_app import celery
 
 log = logging.getLogger(__name__)
-REWRITE_KINDS = ("vacuum", "compact")
+REWRITE_KINDS = maintenance.REWRITE_KINDS
 
 
 @celery.task(name="icebatch.schedule")
@@ -65,29 +64,6 @@ def needs_expire(table: Table, dataset: Dataset, pins: list[retention.Pin]) -> b
     return bool(plan.expired)
 
 
-def start_vacuum(session: Any, dataset: Dataset) -> Job:
-    """The lead's `app.maintenance.service.start_vacuum` when present; else the same job."""
-    try:
-        maintenance: Any = importlib.import_module("app.maintenance.service")
-    except ImportError:
-        maintenance = None
-    if maintenance is not None and hasattr(maintenance, "start_vacuum"):
-        job: Job = maintenance.start_vacuum(session, dataset, mode="full")
-        return job
-    service.lock_dataset(session, dataset.id)
-    running = service.active_job(session, dataset.id, REWRITE_KINDS)
-    if running is not None:
-        raise Conflict(f"a {running.kind} job is already {running.state}", job_id=running.id)
-    return jobs.enqueue(
-        session,
-        org=dataset.org,
-        kind="vacuum",
-        task_name="icebatch.rewrite",
-        subject_id=dataset.id,
-        payload={"mode": "full"},
-    )
-
-
 def _schedule_dataset(dataset_id: str, out: dict[str, list[str]]) -> None:
     with session_scope() as session:
         dataset = session.get(Dataset, dataset_id)
@@ -98,7 +74,9 @@ def _schedule_dataset(dataset_id: str, out: dict[str, list[str]]) -> None:
             reason = vacuum_reason(table)
             if reason is not None:
                 try:
-                    job = start_vacuum(session, dataset)
+                    job = maintenance.start_vacuum(
+                        session, dataset, VacuumRequest(mode=VacuumMode.FULL), trigger=reason
+                    )
                 except Conflict:
                     pass
                 else:

@@ -22,7 +22,7 @@ from pyiceberg.table.snapshots import Snapshot
 from app.config import get_settings
 from app.lake import tombstones
 
-VACUUM_FILE = "tombstone.vacuum.file"
+VACUUM_FILE = tombstones.VACUUM_FILE
 STAGED_PREFIX = "staged-"
 
 
