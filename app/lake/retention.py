@@ -152,7 +152,7 @@ class FileIndex:
             out |= self._entries(manifest)
         return out
 
-    def tombstone_files(self, snapshot: Snapshot) -> set[str]:
+    def tombstone_files(self, snapshot: Snapshot, vacuumed: bool = True) -> set[str]:
         """The tombstone list in force at `snapshot`, its segments, and its vacuumed file."""
         out: set[str] = set()
         location = tombstones.list_location(self.table, snapshot)
@@ -160,23 +160,31 @@ class FileIndex:
             out.add(normalize(location))
             listed = tombstones.read_list(self.table.io, location)
             out.update(normalize(s.path) for s in listed.segments)
-        vacuumed = own_properties(snapshot).get(VACUUM_FILE)
-        if vacuumed:
-            out.add(normalize(vacuumed))
+        vacuum_file = own_properties(snapshot).get(VACUUM_FILE)
+        if vacuum_file and vacuumed:
+            out.add(normalize(vacuum_file))
         return out
 
-    def files(self, snapshot: Snapshot) -> set[str]:
+    def files(self, snapshot: Snapshot, vacuumed: bool = True) -> set[str]:
         """Everything `snapshot` references: manifest list, manifests, data and tombstone files."""
         out = {normalize(snapshot.manifest_list)}
         for manifest in snapshot.manifests(self.table.io):
             out.add(normalize(manifest.manifest_path))
             out |= self._entries(manifest)
-        return out | self.tombstone_files(snapshot)
+        return out | self.tombstone_files(snapshot, vacuumed)
 
-    def referenced(self, snapshots: Iterable[Snapshot]) -> set[str]:
+    def referenced(self, snapshots: Iterable[Snapshot], *, readable: bool = False) -> set[str]:
+        """Every file the snapshots reference. With `readable`, the set is what stays
+        readable: a vacuum snapshot's vacuumed-tombstones file serves only increments that start
+        before it, so it counts only while the vacuum's parent is among `snapshots` (the oldest
+        retained snapshot's file, named by nothing that can still be read, may go: it holds
+        erased GDPR values)."""
+        chosen = list(snapshots)
+        ids = {s.snapshot_id for s in chosen}
         out: set[str] = set()
-        for snapshot in snapshots:
-            out |= self.files(snapshot)
+        for snapshot in chosen:
+            keep = not readable or snapshot.parent_snapshot_id in ids
+            out |= self.files(snapshot, vacuumed=keep)
         return out
 
 

@@ -4,9 +4,10 @@ A committed GDPR restatement R of a dataset is erased when, on the table as it i
 - every snapshot has a sequence number >= R's (the snapshots before R, where the rows were
   visible, are expired), and no snapshot has R's tombstones active (the snapshots between R and
   the vacuum that purged them, whose files still held the rows, are expired);
-- no snapshot's vacuumed-tombstones file (`tombstone.vacuum.file`) holds R's tombstones (it names
-  the erased identities: it must be expired too, which happens once a later snapshot owns the
-  tombstone list);
+- no readable vacuumed-tombstones file (`tombstone.vacuum.file`) holds R's tombstones (it names
+  the erased identities). A vacuum snapshot's file serves only increments that start before
+  it: once its parent is expired nothing can read it and expiry deletes it, even while the
+  snapshot itself stays (it may own the tombstone list in force);
 - no Parquet file under the table location that no snapshot references is left (a crashed
   write's output may hold the rows), except the staged files of replays still in flight.
 Expiry deletes the files only expired snapshots referenced, so these conditions mean every copy
@@ -48,9 +49,11 @@ def held_request_ids(table: Table) -> set[str]:
         for segment in listed.segments:
             rows = tombstones.read_segment(table.io, segment.path)
             held.update(str(v) for v in pc.unique(rows["request_id"]).to_pylist() if v)
+    ids = {s.snapshot_id for s in table.snapshots()}
     for snapshot in table.snapshots():
         vacuumed = retention.own_properties(snapshot).get(retention.VACUUM_FILE)
-        if vacuumed:
+        # the oldest retained snapshot's vacuumed file is no longer readable (expiry removes it)
+        if vacuumed and snapshot.parent_snapshot_id in ids:
             rows = tombstones.read_segment(table.io, vacuumed)
             held.update(str(v) for v in pc.unique(rows["request_id"]).to_pylist() if v)
     return held
@@ -59,7 +62,7 @@ def held_request_ids(table: Table) -> set[str]:
 def stray_parquet(table: Table, in_flight_batches: set[str]) -> list[str]:
     """Parquet files under the table location that no snapshot references."""
     index = retention.FileIndex(table)
-    referenced = index.referenced(table.snapshots())
+    referenced = index.referenced(table.snapshots(), readable=True)
     stray = []
     for listed in retention.list_files(table):
         if not listed.path.endswith(".parquet") or listed.path in referenced:

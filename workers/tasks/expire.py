@@ -144,7 +144,7 @@ def expire(ctx: JobContext) -> dict[str, Any]:
         left = {s.snapshot_id for s in table.snapshots()} & set(expired_ids)
         if left:
             raise RuntimeError(f"snapshots {sorted(left)} are still in the table after expiry")
-        dead = candidates - index.referenced(table.snapshots())
+        dead = candidates - index.referenced(table.snapshots(), readable=True)
         sized = {
             **retention.sizes(table, dead),
             **{p: index.sizes[p] for p in dead if p in index.sizes},
@@ -155,7 +155,8 @@ def expire(ctx: JobContext) -> dict[str, Any]:
 
     ctx.set_stage("orphans", 0.6)
     cutoff = _write_cutoff(ctx.job_id, policy.orphan_age_seconds, datetime.now(UTC))
-    referenced = index.referenced(table.snapshots()) | retention.metadata_in_use(table)
+    referenced = index.referenced(table.snapshots(), readable=True)
+    referenced |= retention.metadata_in_use(table)
     orphans = []
     for listed in retention.list_files(table):
         if listed.path in referenced:
