@@ -8,7 +8,6 @@ tombstone list, under the commit lease). A dry run stops after `scan` with the p
 
 from __future__ import annotations
 
-import importlib
 import logging
 import time
 from typing import Any
@@ -22,7 +21,9 @@ from app.lake import rewrite_files, rewrite_plan, snapshots, tombstones, vacuum_
 from app.lake.catalog import get_catalog
 from app.lake.rewrite_files import RewriteOutput, RewriteTask
 from app.models import Dataset
+from app.retention import erasure
 from workers.celery_app import celery
+from workers.restate.committer import failpoint
 from workers.rewrite import purges
 from workers.rewrite.commit import RewriteCommit, commit
 from workers.runtime import JobContext, PermanentJobError, run_job
@@ -66,6 +67,7 @@ def rewrite(ctx: JobContext) -> dict[str, Any]:
     clock = time.monotonic()
     ctx.set_stage("purge-data", 0.1)
     outputs = _purge_data(ctx, tasks)
+    failpoint("after-purge-data")  # new files written, lease not held yet (tests race here)
     timings["purge_data"] = round(time.monotonic() - clock, 3)
     clock = time.monotonic()
     ctx.set_stage("purge-metadata", 0.8)
@@ -81,7 +83,7 @@ def rewrite(ctx: JobContext) -> dict[str, Any]:
     requests = []
     if operation == "vacuum":
         requests = purges.record(dataset_id, identifier, purged, committed.snapshot_id, rewritten)
-        _check_erasure(dataset_id)
+        erasure.check_erasure(dataset_id)
     return {
         "operation": operation,
         "snapshot_id": committed.snapshot_id,
@@ -162,14 +164,3 @@ def _purge_data(ctx: JobContext, tasks: list[RewriteTask]) -> list[RewriteOutput
         return run_tasks(spark, tasks)
     finally:
         ctx.progress_fn = None
-
-
-def _check_erasure(dataset_id: str) -> None:
-    """Let the retention side mark GDPR jobs erased (when it is installed)."""
-    try:
-        erasure = importlib.import_module("app.retention.erasure")
-    except ImportError:
-        return
-    check = getattr(erasure, "check_erasure", None)
-    if check is not None:
-        check(dataset_id)
