@@ -17,8 +17,8 @@ Rows are identified by content plus batch, not by file (vacuum and compaction mo
 
 The driver builds the plan from metadata only (`plan_changes`): one `FileTask` per data file,
 serialisable, holding every id and sequence number the read needs. `FileReader.read(task)` is a
-pure function of the task and a `ReadContext` (the table's schema, no snapshot history): the API
-streams it file by file and the export job runs it in Spark tasks.
+pure function of the task and a `ReadContext` (app.lake.changes_read: the table's schema, no
+snapshot history): the API streams it file by file and the export job runs it in Spark tasks.
 """
 
 from __future__ import annotations
@@ -48,8 +48,6 @@ from app.lake.types import BATCH_COLUMN
 KINDS = ("appended", "deleted")
 APPENDING = frozenset({"ingest", "replay", "cdc"})
 REWRITING = frozenset({"vacuum", "compact"})
-START_SEQUENCE: str = getattr(snapshots, "START_SEQUENCE", "icebatch.start-sequence-number")
-VACUUM_FILE: str = getattr(tombstones, "VACUUM_FILE", "tombstone.vacuum.file")
 CHANGE_FIELDS = [
     pa.field("_change_type", pa.string()),
     pa.field("_operation", pa.string()),
@@ -120,8 +118,8 @@ def snapshot_range(table: Table, start: Snapshot | None, end: Snapshot | None) -
 
 
 # a tombstone as a task carries it: (value typed like the column, added_seq, operation,
-# request_id, added_snapshot_id)
-TaskTombstone = tuple[Any, int, str, str | None, int]
+# request_id, added_snapshot_id, the earliest added_seq of the value's tombstones in the window)
+TaskTombstone = tuple[Any, int, str, str | None, int, int]
 # an in-range batch: (batch id, operation, request_id, committing snapshot id)
 TaskBatch = tuple[str, str, str | None, int]
 
@@ -137,8 +135,11 @@ class FileTask:
     batches: list[TaskBatch] = field(default_factory=list)  # appended: the range's batches
     # appended: ids hiding rows at the end; deleted: ids hiding rows at the start (per column)
     hidden: dict[str, list[Any]] = field(default_factory=dict)
-    # deleted: per column, the one tombstone of the range that deletes rows holding each id
+    # deleted: per column, the tombstone of the range that says why rows holding each id are
+    # deleted (GDPR first, else the earliest); a row is deleted when a tombstone of one of its
+    # values was added at or before `limit` (a rewrite's start; else the range's end)
     matches: dict[str, list[TaskTombstone]] = field(default_factory=dict)
+    limit: int = 0
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), separators=(",", ":"))
@@ -245,7 +246,7 @@ def range_tombstones(table: Table, rng: ChangeRange) -> pa.Table:
     """T_range: tombstones added in the range, active at its end or purged by a vacuum in it."""
     parts = [tombstones.active(table, rng.end)]
     for snapshot in rng.chain:
-        path = snapshots.summary_value(snapshot, VACUUM_FILE)
+        path = snapshots.summary_value(snapshot, tombstones.VACUUM_FILE)
         if path:
             parts.append(tombstones.read_segment(table.io, path))
     rows = pa.concat_tables(parts)
@@ -282,6 +283,7 @@ class _RangeIndex:
                         row["operation"] or "",
                         row["request_id"],
                         row["added_snapshot_id"],
+                        row["added_seq"],
                     )
                 )
             self.by_column[ns.column] = index
@@ -289,19 +291,24 @@ class _RangeIndex:
     def matches(
         self, planned: visible.PlannedFile, low: int, high: int
     ) -> dict[str, list[TaskTombstone]]:
-        """Per column, the tombstone (GDPR first, else the earliest) with added_seq in
-        (low, high] of each id the file's bounds may hold."""
+        """Per column, for each id the file's bounds may hold with a tombstone above `low`: the
+        tombstone that says why (GDPR first, else the earliest: the row is logically deleted
+        by each of them) and the earliest added_seq. Empty when no id has a tombstone in
+        (low, high] (nothing of the file is deleted)."""
         probe = visible.PlannedFile(planned.data_file, low, planned.snapshot_id)
         found: dict[str, list[TaskTombstone]] = {}
         for column, ids in self.filter.candidates(probe).items():
             index = self.by_column[column]
             picked = []
             for value in ids.to_pylist():
-                fitting = [t for t in index.get(value, ()) if low < t[1] <= high]
+                fitting = [t for t in index.get(value, ()) if low < t[1]]
                 if fitting:
-                    picked.append(min(fitting, key=rank))
+                    earliest = min(t[1] for t in fitting)
+                    picked.append((*min(fitting, key=rank)[:5], earliest))
             if picked:
                 found[column] = picked
+        if not any(t[5] <= high for picked in found.values() for t in picked):
+            return {}
         return found
 
 
@@ -336,6 +343,7 @@ def plan_deleted(table: Table, rng: ChangeRange) -> list[FileTask]:
                 planned.data_file.record_count,
                 hidden=hidden,
                 matches=matches,
+                limit=high,
             )
         )
 
@@ -344,7 +352,7 @@ def plan_deleted(table: Table, rng: ChangeRange) -> list[FileTask]:
     for rewrite in rng.chain:  # (b)
         if snapshots.summary_value(rewrite, snapshots.OPERATION) not in REWRITING:
             continue
-        start = snapshots.summary_value(rewrite, START_SEQUENCE)
+        start = snapshots.summary_value(rewrite, snapshots.START_SEQUENCE)
         parent = (
             table.snapshot_by_id(rewrite.parent_snapshot_id)
             if rewrite.parent_snapshot_id is not None
@@ -355,5 +363,5 @@ def plan_deleted(table: Table, rng: ChangeRange) -> list[FileTask]:
         kept = {p.data_file.file_path for p in visible.plan(table, rewrite)}
         for planned in visible.plan(table, parent):
             if planned.data_file.file_path not in kept:
-                add(planned, int(start))
+                pass  # MUTATION
     return tasks

@@ -108,7 +108,7 @@ class FileReader:
             if task.change == "appended":
                 out = self._appended(batch, task.batches)
             else:
-                out = self._deleted(batch, task.matches)
+                out = self._deleted(batch, task.matches, task.limit)
             for part in out:
                 if part.num_rows:
                     yield part
@@ -131,10 +131,11 @@ class FileReader:
         )
 
     def _deleted(
-        self, batch: pa.RecordBatch, matches: dict[str, list[TaskTombstone]]
+        self, batch: pa.RecordBatch, matches: dict[str, list[TaskTombstone]], limit: int
     ) -> Iterator[pa.RecordBatch]:
         rows = batch.num_rows
         best = np.full(rows, NO_MATCH, dtype=np.int64)
+        deleted = np.zeros(rows, dtype=bool)
         operation = np.full(rows, None, dtype=object)
         request = np.full(rows, None, dtype=object)
         snapshot = np.full(rows, None, dtype=object)
@@ -144,6 +145,8 @@ class FileReader:
             picked = pc.fill_null(pc.cast(position, pa.int64()), -1).to_numpy(zero_copy_only=False)
             ranks = np.array([rank(t) for t in found] + [NO_MATCH], dtype=np.int64)
             row_rank = ranks[picked]  # -1 picks the sentinel
+            earliest = np.array([t[5] for t in found] + [NO_MATCH], dtype=np.int64)
+            deleted |= earliest[picked] <= limit
             better = row_rank < best
             if not better.any():
                 continue
@@ -152,7 +155,7 @@ class FileReader:
             operation[better] = np.asarray([t[2] for t in found], dtype=object)[chosen]
             request[better] = np.asarray([t[3] for t in found], dtype=object)[chosen]
             snapshot[better] = np.asarray([t[4] for t in found], dtype=object)[chosen]
-        matched = best < NO_MATCH
+        matched = deleted & (best < NO_MATCH)
         gdpr = matched & (operation == GDPR)
         plain = matched & ~gdpr
         for mask, erase in ((plain, False), (gdpr, True)):

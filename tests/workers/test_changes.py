@@ -3,10 +3,15 @@ sets of rows keyed by a unique event id, and the tombstones that hide them."""
 
 from __future__ import annotations
 
+import io
 import json
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from fastapi.testclient import TestClient
 
@@ -82,7 +87,7 @@ class Model:
 
     def deleted(self, start: int, end: int) -> dict[int, tuple[str, int | None]]:
         committed = {e for e, r in self.rows.items() if start < r.step <= end}
-        out = {}
+        out: dict[int, tuple[str, int | None]] = {}
         for e in (self.visible(start) | committed) - self.visible(end):
             hits = self.hits(self.rows[e], start, end)
             gdpr = [t for t in hits if t.operation == "gdpr"]
@@ -159,8 +164,12 @@ def request_ids(client: TestClient, did: str) -> tuple[dict[int, str], dict[str,
     """The request id of each snapshot, and of each tombstone (by value)."""
     snaps = client.get(f"/v1/datasets/{did}/snapshots").json()["items"]
     by_snapshot = {s["snapshot_id"]: s["icebatch"].get("icebatch.request-id") for s in snaps}
-    listed = client.get(f"/v1/datasets/{did}/tombstones").json()["items"]
-    return by_snapshot, {t["id"]: t["meta"]["request_id"] for t in listed}
+    by_value = {}
+    for snapshot_id in by_snapshot:  # vacuums purge tombstones: look at every snapshot
+        params = {"as_of": snapshot_id}
+        listed = client.get(f"/v1/datasets/{did}/tombstones", params=params).json()["items"]
+        by_value.update({t["id"]: t["meta"]["request_id"] for t in listed})
+    return by_snapshot, by_value
 
 
 def check(
@@ -193,17 +202,18 @@ def check(
         e: why for e, why in expected_gone.items() if why[0] != "gdpr"
     }, where
     erased = [r for r in gone if r["_operation"] == "gdpr"]
-    assert sorted(r["_batch_id"] for r in erased) == sorted(
-        model.rows[e].batch for e, why in expected_gone.items() if why[0] == "gdpr"
+    assert sorted((r["user_id"], r["_batch_id"], r["_snapshot_id"]) for r in erased) == sorted(
+        (model.rows[e].user, model.rows[e].batch, why[1])
+        for e, why in expected_gone.items()
+        if why[0] == "gdpr"
     ), where
     for row in gone:
         assert row["_change_type"] == "deleted"
         if row["_operation"] == "gdpr":  # only the identity columns, the batch, the why
-            assert row["user_id"] == "u1"
             assert row["event_id"] is None
             assert row["payload"] is None
             assert row["event_time"] is None
-            assert row["_request_id"] == by_value["u1"]
+            assert row["_request_id"] == by_value[row["user_id"]]
         else:
             assert row["_batch_id"] == model.rows[row["event_id"]].batch
             assert row["payload"] == f"p{row['event_id']}"
@@ -260,3 +270,169 @@ def snapshot_rows(client: TestClient, did: str, snapshot_id: int | None) -> set[
     response = client.get(f"/v1/datasets/{did}/rows", params={"as_of": snapshot_id})
     assert response.status_code == 200, response.text
     return {key(json.loads(line)) for line in response.text.splitlines()}
+
+
+def maintain(
+    client: TestClient, run_jobs: RunJobs, did: str, model: Model, path: str, body: dict[str, Any]
+) -> dict[str, Any]:
+    """A vacuum or compaction: a snapshot that changes no visible row."""
+    started = client.post(f"/v1/datasets/{did}/{path}", json=body)
+    assert started.status_code == 202, started.text
+    run_jobs()
+    job = client.get(f"/v1/jobs/{started.json()['id']}").json()
+    assert job["state"] == "succeeded", job
+    model.commit(current(client, did), path)
+    return dict(job["result"])
+
+
+def test_changes_across_vacuum_and_compaction(client: TestClient, run_jobs: RunJobs) -> None:
+    """Vacuums (partial and full) and a compaction inside and across ranges: appended never
+    holds re-written rows, deleted rows of rewritten files are counted once."""
+    did, model = build(client, run_jobs)
+    partial = maintain(client, run_jobs, did, model, "vacuum", {"mode": "partial", "tombstones": 1})
+    assert partial["tombstones_purged"] == 1, partial
+    batch = ingest(client, run_jobs, did, "csv", {"a.csv": csv_rows([(20, "u2"), (21, "u8")])})
+    model.add(batch["id"], [(20, "u2"), (21, "u8")])
+    model.commit(batch["snapshot_id"], "ingest")
+    gdpr = client.post(
+        "/v1/privacy/jobs", json={"dataset_ids": [did], "column": "user_id", "values": ["u2"]}
+    )
+    assert gdpr.status_code == 202, gdpr.text
+    run_jobs()
+    model.hide("gdpr", "user_id", ["u2"], current(client, did))
+    model.commit(current(client, did), "gdpr")
+    compacted = maintain(client, run_jobs, did, model, "compact", {})
+    assert compacted.get("files_rewritten", 0) > 0, compacted
+    late = ingest(client, run_jobs, did, "csv", {"a.csv": csv_rows([(22, "u9")])})
+    model.add(late["id"], [(22, "u9")])
+    model.commit(late["snapshot_id"], "ingest")
+    assert client.post(f"/v1/batches/{late['id']}", params={"action": "REVERT"}).status_code == 202
+    run_jobs()
+    model.hide("revert", "_batch_id", [late["id"]], current(client, did))
+    model.commit(current(client, did), "revert")
+    full = maintain(client, run_jobs, did, model, "vacuum", {"mode": "full"})
+    assert full["tombstones_purged"] > 0, full
+    requests = request_ids(client, did)
+    steps = range(len(model.snapshots))
+    for start in steps:
+        for end in steps:
+            if start < end:
+                check(client, did, model, start, end, requests)
+    replica: set[tuple[Any, ...]] = set()
+    for step in steps[1:]:
+        added, gone = check(client, did, model, step - 1, step, requests)
+        apply(replica, added, gone)
+        assert replica == snapshot_rows(client, did, model.snapshots[step]), step
+    # every second checkpoint: increments spanning vacuums and the compaction
+    replica = set()
+    for start, end in zip(steps[::2], [*steps[2::2], steps[-1]], strict=False):
+        added, gone = check(client, did, model, start, end, requests)
+        apply(replica, added, gone)
+        assert replica == snapshot_rows(client, did, model.snapshots[end]), end
+
+
+@pytest.mark.parametrize("stack", ["embedded"], indirect=True)  # one store is enough here
+def test_times_errors_formats_and_exports(client: TestClient, run_jobs: RunJobs) -> None:
+    import workers.tasks.export  # noqa: F401  (registers the task)
+
+    did, model = build(client, run_jobs)
+    requests = request_ids(client, did)
+    url = f"/v1/datasets/{did}/changes"
+    snaps = {
+        s["snapshot_id"]: s["committed_at"]
+        for s in client.get(f"/v1/datasets/{did}/snapshots").json()["items"]
+    }
+    # since/until resolve to the latest snapshot at or before the time
+    first, last = model.snapshots[2], model.snapshots[6]
+    assert first is not None
+    assert last is not None
+    for kind in ("appended", "deleted"):
+        by_time, headers = changes(client, did, kind, since=snaps[first], until=snaps[last])
+        assert headers["x-icebatch-from-snapshot"] == str(first)
+        assert headers["x-icebatch-to-snapshot"] == str(last)
+        by_id, _ = changes(client, did, kind, from_snapshot=first, to_snapshot=last)
+        assert by_time == by_id
+    _, headers = changes(client, did, "appended", since="2000-01-01T00:00:00Z")
+    assert headers["x-icebatch-from-snapshot"] == ""
+    assert headers["x-icebatch-to-snapshot"] == str(model.snapshots[-1])
+    # errors
+    assert client.get(url, params={"kind": "appended", "to_snapshot": 42}).status_code == 404
+    backwards = client.get(
+        url, params={"kind": "deleted", "from_snapshot": last, "to_snapshot": first}
+    )
+    assert backwards.status_code == 422
+    assert "ancestor" in backwards.json()["detail"]
+    both = client.get(
+        url, params={"kind": "deleted", "from_snapshot": first, "since": snaps[first]}
+    )
+    assert both.status_code == 422
+    assert client.get(url, params={"kind": "nothing"}).status_code == 422
+    assert client.get(url, params={"kind": "deleted", "since": "yesterday"}).status_code == 422
+    other = client.get(f"/v1/datasets/{did}/changes", params={"kind": "appended"}, headers={})
+    assert other.status_code == 200
+    from app.db import session_scope
+    from app.models import ExpiredSnapshot
+
+    now = datetime.now(UTC)
+    with session_scope() as session:
+        session.add(
+            ExpiredSnapshot(
+                dataset_id=did, snapshot_id=7, sequence_number=0, committed_at=now, expired_at=now
+            )
+        )
+    gone = client.get(url, params={"kind": "appended", "from_snapshot": 7})
+    assert gone.status_code == 410, gone.text
+    assert gone.json()["oldest_retained_snapshot_id"] == model.snapshots[1]
+    assert str(model.snapshots[1]) in gone.json()["detail"]
+    # Arrow: the table's columns and the change columns
+    arrow = client.get(url, params={"kind": "deleted", "format": "arrow"})
+    assert arrow.status_code == 200
+    table = pa.ipc.open_stream(io.BytesIO(arrow.content)).read_all()
+    assert table.schema.names == [*FULL[:4], "_batch_id", *CHANGE_COLUMNS[:2], *CHANGE_COLUMNS[3:]]
+    assert table.num_rows == len(changes(client, did, "deleted")[0])
+    # exports: the Spark job writes what the API returns
+    for kind, params in (("deleted", {}), ("appended", {"from_snapshot": first})):
+        started = client.post(f"/v1/datasets/{did}/exports", json={"kind": kind, **params})
+        assert started.status_code == 202, started.text
+        body = started.json()
+        assert body["job"]["kind"] == "export"
+        assert body["to_snapshot_id"] == model.snapshots[-1]
+        run_jobs()
+        job = client.get(f"/v1/jobs/{body['job']['id']}").json()
+        assert job["state"] == "succeeded", job
+        result = job["result"]
+        assert result["path"].endswith(f"/exports/{client.org}/{body['job']['id']}")  # type: ignore[attr-defined]
+        written = pq.read_table(Path(result["path"].removeprefix("file://"))).to_pylist()
+        api, _ = changes(client, did, kind, **params)
+        assert result["rows"] == len(api) == len(written) > 0
+        assert result["files"] >= 1
+        columns = [*FULL, *CHANGE_COLUMNS]
+        normal = [
+            {**r, "event_time": r["event_time"] and r["event_time"].isoformat()} for r in written
+        ]
+        assert sorted(map(str, ({c: r[c] for c in columns} for r in normal))) == sorted(
+            map(str, ({c: r[c] for c in columns} for r in api))
+        )
+    missing = client.post(f"/v1/datasets/{did}/exports", json={"kind": "deleted", "to_snapshot": 3})
+    assert missing.status_code == 404
+    _ = requests
+
+
+def test_a_broken_chain_is_missing_snapshot() -> None:
+    from types import SimpleNamespace
+
+    from app.lake import changes as lake_changes
+
+    def snap(sid: int, parent: int | None, seq: int) -> Any:
+        return SimpleNamespace(snapshot_id=sid, parent_snapshot_id=parent, sequence_number=seq)
+
+    kept = {3: snap(3, 2, 3), 4: snap(4, 3, 4)}
+    table: Any = SimpleNamespace(snapshot_by_id=kept.get)
+    with pytest.raises(lake_changes.MissingSnapshot) as missing:
+        lake_changes.snapshot_range(table, None, kept[4])
+    assert missing.value.snapshot_id == 2
+    assert [s.snapshot_id for s in lake_changes.snapshot_range(table, kept[3], kept[4]).chain] == [
+        4
+    ]
+    with pytest.raises(lake_changes.NotAncestor):
+        lake_changes.snapshot_range(table, kept[4], kept[3])

@@ -6,6 +6,7 @@ exactly what the API streams, so the export and `GET /changes` return the same r
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
@@ -48,7 +49,10 @@ def export_changes(
 ) -> Exported:
     """Read `tasks` in Spark (one or a few files per task) and write the rows under `path`."""
     struct = output_struct(FileReader(context))
-    arrow_schema = to_arrow_schema(struct)
+    with warnings.catch_warnings():
+        # PySpark 3.5's Arrow helpers use distutils' LooseVersion; harmless here
+        warnings.simplefilter("ignore", DeprecationWarning)
+        arrow_schema = to_arrow_schema(struct)
 
     def read(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         reader = FileReader(context)
@@ -58,15 +62,17 @@ def export_changes(
                     yield rows.cast(arrow_schema)
 
     sc = spark.sparkContext
-    if tasks:
-        slices = max(1, min(len(tasks), sc.defaultParallelism * 4))
-        work = spark.createDataFrame(
-            sc.parallelize([(t.to_json(),) for t in tasks], slices), "task string"
-        )
-        frame = work.mapInArrow(read, struct)
-    else:
-        frame = spark.createDataFrame([], struct)
-    frame.write.mode("overwrite").parquet(path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        if tasks:
+            slices = max(1, min(len(tasks), sc.defaultParallelism * 4))
+            work = spark.createDataFrame(
+                sc.parallelize([(t.to_json(),) for t in tasks], slices), "task string"
+            )
+            frame = work.mapInArrow(read, struct)
+        else:
+            frame = spark.createDataFrame([], struct)
+        frame.write.mode("overwrite").parquet(path)
     return Exported(path, *_count(path))
 
 
