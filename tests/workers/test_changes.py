@@ -436,3 +436,37 @@ def test_a_broken_chain_is_missing_snapshot() -> None:
     ]
     with pytest.raises(lake_changes.NotAncestor):
         lake_changes.snapshot_range(table, kept[4], kept[3])
+
+
+@pytest.mark.parametrize("stack", ["embedded"], indirect=True)  # one store is enough here
+def test_a_range_reaching_expired_snapshots_is_gone(client: TestClient, run_jobs: RunJobs) -> None:
+    did = client.post("/v1/datasets", json=EVENTS).json()["id"]
+    snapshots = [
+        ingest(client, run_jobs, did, "csv", {"a.csv": csv_rows([(i, f"u{i}")])})["snapshot_id"]
+        for i in range(4)
+    ]
+    policy = {"min_snapshots": 2, "max_snapshot_age_seconds": 0}
+    assert client.put(f"/v1/datasets/{did}/retention", json=policy).status_code == 200
+    started = client.post(f"/v1/datasets/{did}/expire")
+    assert started.status_code == 202, started.text
+    run_jobs()
+    job = client.get(f"/v1/jobs/{started.json()['id']}").json()
+    assert job["state"] == "succeeded", job
+    retained = {
+        s["snapshot_id"] for s in client.get(f"/v1/datasets/{did}/snapshots").json()["items"]
+    }
+    assert snapshots[0] not in retained
+    oldest = min(retained, key=snapshots.index)
+    url = f"/v1/datasets/{did}/changes"
+    for params in (
+        {"kind": "appended"},  # from the empty table: the chain reaches an expired snapshot
+        {"kind": "deleted", "from_snapshot": snapshots[0]},
+        {"kind": "appended", "since": "2000-01-01T00:00:00Z"},
+    ):
+        gone = client.get(url, params=params)
+        assert gone.status_code == 410, (params, gone.text)
+        assert gone.json()["oldest_retained_snapshot_id"] == oldest
+        assert str(oldest) in gone.json()["detail"]
+    rows, headers = changes(client, did, "appended", from_snapshot=oldest)
+    assert headers["x-icebatch-from-snapshot"] == str(oldest)
+    assert [r["event_id"] for r in rows] == list(range(snapshots.index(oldest) + 1, 4))
