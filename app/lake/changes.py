@@ -363,5 +363,5 @@ def plan_deleted(table: Table, rng: ChangeRange) -> list[FileTask]:
         kept = {p.data_file.file_path for p in visible.plan(table, rewrite)}
         for planned in visible.plan(table, parent):
             if planned.data_file.file_path not in kept:
-                pass  # MUTATION
+                add(planned, int(start))
     return tasks
