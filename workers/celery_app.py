@@ -19,6 +19,7 @@ celery.conf.update(
         "workers.tasks.ingest",
         "workers.tasks.restate",
         "workers.tasks.export",
+        "workers.tasks.rewrite",
         "workers.tasks.expire",
         "workers.scheduler",
     ],
