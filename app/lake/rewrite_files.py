@@ -22,6 +22,8 @@ from app.lake import visible
 class RewriteInput:
     path: str
     hide: dict[str, list[Any]]  # column -> the ids whose rows this file must lose
+    records: int = 0
+    size: int = 0
 
 
 @dataclass
@@ -31,6 +33,12 @@ class RewriteTask:
     output: str  # where the new file goes (not written when no row is left)
     schema: bytes  # the table's Arrow schema (with Iceberg field ids), IPC-serialized
     sort_by: list[str] = field(default_factory=list)
+    # vacuum only: every row is hidden (the file's bounds hold one tombstoned id and no null):
+    # drop it without reading it
+    drop: bool = False
+    # vacuum only: first read the tombstoned columns, and leave the file as it is when no row
+    # is hidden after all (its bounds only straddled a tombstoned id)
+    keep_if_clean: bool = False
 
 
 @dataclass
@@ -40,15 +48,21 @@ class RewriteOutput:
     output: str | None  # None: every row was hidden (the inputs are simply deleted)
     rows_in: int
     rows_out: int
-    bytes_in: int
+    bytes_in: int  # bytes of the input files replaced (rewritten or dropped)
     bytes_out: int
+    bytes_read: int = 0
+    unchanged: bool = False  # no row was hidden: the inputs stay as they are
 
 
 def input_for(planned: visible.PlannedFile, filt: visible.TombstoneFilter) -> RewriteInput:
     """The ids to drop from one live file: every active tombstone newer than the file."""
     candidates = filt.candidates(planned)
+    data_file = planned.data_file
     return RewriteInput(
-        planned.data_file.file_path, {col: ids.to_pylist() for col, ids in candidates.items()}
+        data_file.file_path,
+        {col: ids.to_pylist() for col, ids in candidates.items()},
+        data_file.record_count,
+        data_file.file_size_in_bytes,
     )
 
 
@@ -77,6 +91,13 @@ def _read(io: PyArrowFileIO, item: RewriteInput, target: pa.Schema) -> tuple[pa.
 
 def run(task: RewriteTask) -> RewriteOutput:
     """Rewrite one task's files into `task.output` (or nothing, when no row survives)."""
+    inputs = [i.path for i in task.inputs]
+    if task.drop:
+        records, size = sum(i.records for i in task.inputs), sum(i.size for i in task.inputs)
+        return RewriteOutput(task.index, inputs, None, records, 0, size, 0)
+    if task.keep_if_clean and not count_hidden(task):
+        read = sum(i.size for i in task.inputs)  # upper bound: only some columns were read
+        return RewriteOutput(task.index, inputs, None, 0, 0, 0, 0, read, unchanged=True)
     io = PyArrowFileIO()
     target = pa.ipc.read_schema(pa.py_buffer(task.schema))
     parts, rows_in, bytes_in = [], 0, 0
@@ -87,14 +108,15 @@ def run(task: RewriteTask) -> RewriteOutput:
     table = pa.concat_tables(parts) if parts else target.empty_table()
     if task.sort_by and table.num_rows:
         table = table.sort_by([(c, "ascending") for c in task.sort_by])
-    inputs = [i.path for i in task.inputs]
     if not table.num_rows:
-        return RewriteOutput(task.index, inputs, None, rows_in, 0, bytes_in, 0)
+        return RewriteOutput(task.index, inputs, None, rows_in, 0, bytes_in, 0, bytes_in)
     out = io.new_output(task.output)
     with out.create(overwrite=False) as stream:
         pq.write_table(table, stream, compression="zstd", write_statistics=True)
     size = len(io.new_input(task.output))
-    return RewriteOutput(task.index, inputs, task.output, rows_in, table.num_rows, bytes_in, size)
+    return RewriteOutput(
+        task.index, inputs, task.output, rows_in, table.num_rows, bytes_in, size, bytes_in
+    )
 
 
 def count_hidden(task: RewriteTask) -> int:

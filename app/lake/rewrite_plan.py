@@ -44,12 +44,38 @@ def _output(table: Table, operation: str, tag: str, index: int) -> str:
 def vacuum_tasks(
     table: Table, snapshot: Snapshot | None, plan: VacuumPlan, filt: visible.TombstoneFilter
 ) -> list[RewriteTask]:
-    """One task per exposed file the plan took; `filt` holds every tombstone active at start."""
+    """One task per exposed file the plan took; `filt` holds every tombstone active at start.
+
+    A file whose bounds hold a single tombstoned id (and no null) is dropped unread; the others
+    are checked on their tombstoned columns first and left alone if no row is hidden."""
     schema, tag = _schema_bytes(table), uuid.uuid4().hex[:12]
     return [
-        RewriteTask(i, [input_for(f.planned, filt)], _output(table, "vacuum", tag, i), schema)
+        RewriteTask(
+            i,
+            [input_for(f.planned, filt)],
+            _output(table, "vacuum", tag, i),
+            schema,
+            drop=all_hidden(f.planned, filt),
+            keep_if_clean=True,
+        )
         for i, f in enumerate(plan.files)
     ]
+
+
+def all_hidden(planned: visible.PlannedFile, filt: visible.TombstoneFilter) -> bool:
+    """True when the file's bounds prove every row hidden: on some tombstoned column, lower =
+    upper = an id tombstoned after the file, and no null."""
+    data_file = planned.data_file
+    for ns in filt.namespaces:
+        lower = (data_file.lower_bounds or {}).get(ns.field_id)
+        upper = (data_file.upper_bounds or {}).get(ns.field_id)
+        nulls = (data_file.null_value_counts or {}).get(ns.field_id)
+        if lower is None or lower != upper or nulls != 0:
+            continue
+        ids, _ = ns.applicable(planned.sequence_number)
+        if visible.bounds_window(ns, data_file, ids) is not None:
+            return True
+    return False
 
 
 def compaction_groups(

@@ -158,3 +158,30 @@ def test_compaction_applies_tombstones_and_keeps_sequence_rule(
     for path in live_paths(did):
         users = pq.read_table(Path(path.removeprefix("file://")))["user_id"].to_pylist()
         assert users == sorted(users)
+
+
+@pytest.mark.parametrize("stack", ["embedded"], indirect=True)
+def test_vacuum_leaves_files_whose_bounds_only_straddle_a_tombstone(
+    client: TestClient, run_jobs: RunJobs
+) -> None:
+    did = client.post("/v1/datasets", json=EVENTS).json()["id"]
+    # events 1 and 4 share a day file: its user_id bounds [u0, u2] straddle u1 without it
+    ingest(client, run_jobs, did, "csv", {"a.csv": csv_rows([(1, "u0"), (4, "u2")])})
+    ingest(client, run_jobs, did, "csv", {"a.csv": csv_rows([(7, "u1"), (10, "u1")])})
+    straddling = live_paths(did)
+    client.post(
+        "/v1/privacy/jobs", json={"dataset_ids": [did], "column": "user_id", "values": ["u1"]}
+    )
+    run_jobs()
+    plan = run(client, run_jobs, f"/v1/datasets/{did}/vacuum", {"dry_run": True})
+    assert plan["files"] == 2  # both files are exposed by their bounds
+    assert plan["rows_to_purge"] == 2
+    result = run(client, run_jobs, f"/v1/datasets/{did}/vacuum", {})
+    assert result["files_unchanged"] == 1, result  # read on user_id only, then left alone
+    assert result["files_deleted"] == 1  # batch 2's file: bounds [u1, u1], dropped unread
+    assert result["files_rewritten"] == 0
+    assert result["tombstones_purged"] == 1
+    assert live_paths(did) == [p for p in straddling if p in live_paths(did)]
+    assert len(live_paths(did)) == 1
+    assert physical_ids(did) == [1, 4]
+    assert summary(client, did)["tombstones"]["total"] == 0

@@ -60,11 +60,12 @@ def acquire_lease(ctx: JobContext, dataset_id: str) -> int:
 def commit(ctx: JobContext, spark: SparkSession, work: RewriteCommit) -> Committed:
     """Commit the rewrite once (a retried job finds its request id in the log and stops)."""
     java_table = iceberg_java.load_table(spark, work.identifier)
-    inputs = [path for output in work.outputs for path in output.inputs]
+    replaced = [o for o in work.outputs if not o.unchanged]
+    inputs = [path for output in replaced for path in output.inputs]
     old = iceberg_java.live_files(java_table, work.start.snapshot_id, inputs)
     added = [
         iceberg_java.new_data_file(spark, java_table, o.output, old[o.inputs[0]])
-        for o in work.outputs
+        for o in replaced
         if o.output
     ]
     token = acquire_lease(ctx, work.dataset_id)

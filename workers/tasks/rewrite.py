@@ -79,7 +79,7 @@ def rewrite(ctx: JobContext) -> dict[str, Any]:
 
     committed = commit(ctx, get_spark(), work)
     timings["commit"] = round(time.monotonic() - clock, 3)
-    rewritten = sum(1 for o in outputs for _ in o.inputs)
+    rewritten = sum(len(o.inputs) for o in outputs if not o.unchanged)
     requests = []
     if operation == "vacuum":
         requests = purges.record(dataset_id, identifier, purged, committed.snapshot_id, rewritten)
@@ -91,9 +91,11 @@ def rewrite(ctx: JobContext) -> dict[str, Any]:
         "iceberg_operation": committed.operation,
         "start_snapshot_id": start.snapshot_id,
         "files_rewritten": sum(len(o.inputs) for o in outputs if o.output),
-        "files_deleted": sum(len(o.inputs) for o in outputs if not o.output),
+        "files_deleted": sum(len(o.inputs) for o in outputs if not o.output and not o.unchanged),
+        "files_unchanged": sum(len(o.inputs) for o in outputs if o.unchanged),
         "files_written": sum(1 for o in outputs if o.output),
         "bytes_rewritten": sum(o.bytes_in for o in outputs),
+        "bytes_read": sum(o.bytes_read for o in outputs),
         "bytes_written": sum(o.bytes_out for o in outputs),
         "rows_read": sum(o.rows_in for o in outputs),
         "rows_written": sum(o.rows_out for o in outputs),
