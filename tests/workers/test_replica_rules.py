@@ -34,7 +34,7 @@ from tests.workers.test_restatements import replay
 
 pytestmark = pytest.mark.spark
 
-# the action mix of a step (ingest and checkpoints twice as likely as the rest)
+# the action mix of a step (ingest, vacuum and checkpoints twice as likely as the rest)
 ACTIONS = [
     "ingest",
     "revert",
@@ -44,6 +44,7 @@ ACTIONS = [
     "ingest",
     "replay",
     "compact",
+    "vacuum",
     "expire",
     "advance_checkpoint",
 ]
@@ -263,8 +264,8 @@ def test_replica_of_increments_equals_full_read(client: TestClient, run_jobs: Ru
     run_state_machine_as_test(
         machine(client, run_jobs),
         settings=settings(
-            max_examples=5,
-            stateful_step_count=12,
+            max_examples=10,
+            stateful_step_count=15,
             deadline=None,
             suppress_health_check=list(HealthCheck),
             database=None,
