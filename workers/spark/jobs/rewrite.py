@@ -9,10 +9,13 @@ from app.lake.rewrite_files import RewriteOutput, RewriteTask
 
 
 def run_tasks(spark: SparkSession, tasks: list[RewriteTask]) -> list[RewriteOutput]:
-    """Run every task on the cluster; each writes at most one new file."""
-    if not tasks:
-        return []
-    sc = spark.sparkContext
-    slices = max(1, min(len(tasks), sc.defaultParallelism * 4))
-    outputs: list[RewriteOutput] = sc.parallelize(tasks, slices).map(rewrite_files.run).collect()
-    return sorted(outputs, key=lambda o: o.index)
+    """Run every task on the cluster; each writes at most one new file. Files the plan drops
+    unread need no Spark task: they are settled in the driver."""
+    dropped = [rewrite_files.run(t) for t in tasks if t.drop]
+    work = [t for t in tasks if not t.drop]
+    outputs: list[RewriteOutput] = []
+    if work:
+        sc = spark.sparkContext
+        slices = max(1, min(len(work), sc.defaultParallelism * 4))
+        outputs = sc.parallelize(work, slices).map(rewrite_files.run).collect()
+    return sorted([*dropped, *outputs], key=lambda o: o.index)
