@@ -218,12 +218,12 @@ def added_batches(table: Table, snapshot: Snapshot) -> set[str]:
     itself for a file whose bounds span several batches)."""
     field_id = table.schema().find_field(BATCH_COLUMN).field_id
     found: set[str] = set()
-    for manifest in snapshot.manifests(table.io):
+    for manifest in visible.manifests(table, snapshot):
         if manifest.content != ManifestContent.DATA:
             continue
         if manifest.added_snapshot_id != snapshot.snapshot_id:
             continue
-        for entry in manifest.fetch_manifest_entry(table.io, discard_deleted=False):
+        for entry in visible.entries(table, manifest):
             if entry.status != ManifestEntryStatus.ADDED:
                 continue
             if entry.snapshot_id != snapshot.snapshot_id:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import threading
 import uuid
 from collections import OrderedDict
 from collections.abc import Iterable
@@ -105,23 +106,28 @@ def list_location(table: Table, snapshot: Snapshot | None) -> str | None:
     return None
 
 
-class _Cache:
-    """A small LRU of immutable files by path (lists and segments never change once written)."""
+class FileCache:
+    """A small LRU of what immutable files hold, by path (tombstone lists and segments,
+    manifest lists and manifests never change once written); safe across threads."""
 
     def __init__(self, size: int) -> None:
         self.size, self.items = size, OrderedDict[str, Any]()
+        self.lock = threading.Lock()
 
     def get(self, path: str, load: Any) -> Any:
-        if path in self.items:
-            self.items.move_to_end(path)
-            return self.items[path]
-        value = self.items[path] = load()
-        if len(self.items) > self.size:
-            self.items.popitem(last=False)
+        with self.lock:
+            if path in self.items:
+                self.items.move_to_end(path)
+                return self.items[path]
+        value = load()  # outside the lock: two loads of one file are harmless
+        with self.lock:
+            self.items[path] = value
+            if len(self.items) > self.size:
+                self.items.popitem(last=False)
         return value
 
 
-_LISTS, _SEGMENTS = _Cache(256), _Cache(1024)
+_LISTS, _SEGMENTS = FileCache(256), FileCache(1024)
 
 
 def read_list(io: FileIO, location: str | None) -> TombstoneList:

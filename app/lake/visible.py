@@ -18,7 +18,13 @@ import pyarrow.compute as pc
 from pyiceberg.conversions import from_bytes
 from pyiceberg.expressions import AlwaysTrue
 from pyiceberg.io.pyarrow import ArrowScan, schema_to_pyarrow
-from pyiceberg.manifest import DataFile, ManifestContent
+from pyiceberg.manifest import (
+    DataFile,
+    ManifestContent,
+    ManifestEntry,
+    ManifestEntryStatus,
+    ManifestFile,
+)
 from pyiceberg.schema import Schema
 from pyiceberg.table import FileScanTask, Table
 from pyiceberg.table.snapshots import Snapshot
@@ -36,15 +42,38 @@ class PlannedFile:
     snapshot_id: int  # the snapshot that added the file
 
 
+_MANIFEST_LISTS, _MANIFESTS = tombstones.FileCache(256), tombstones.FileCache(512)
+
+
+def manifests(table: Table, snapshot: Snapshot) -> list[ManifestFile]:
+    """The snapshot's manifests (its manifest list is read once per process, then cached)."""
+    found: list[ManifestFile] = _MANIFEST_LISTS.get(
+        snapshot.manifest_list, lambda: list(snapshot.manifests(table.io))
+    )
+    return found
+
+
+def entries(table: Table, manifest: ManifestFile) -> list[ManifestEntry]:
+    """Every entry of a manifest, deleted ones included (read once per process, then cached:
+    decoding Avro manifests is most of the fixed cost of a small read)."""
+    found: list[ManifestEntry] = _MANIFESTS.get(
+        manifest.manifest_path,
+        lambda: list(manifest.fetch_manifest_entry(table.io, discard_deleted=False)),
+    )
+    return found
+
+
 def plan(table: Table, snapshot: Snapshot | None) -> list[PlannedFile]:
     """The live data files of `snapshot` with their data sequence numbers, in manifest order."""
     if snapshot is None:
         return []
     files = []
-    for manifest in snapshot.manifests(table.io):
+    for manifest in manifests(table, snapshot):
         if manifest.content != ManifestContent.DATA:
             continue
-        for entry in manifest.fetch_manifest_entry(table.io, discard_deleted=True):
+        for entry in entries(table, manifest):
+            if entry.status == ManifestEntryStatus.DELETED:
+                continue
             files.append(
                 PlannedFile(entry.data_file, entry.sequence_number or 0, entry.snapshot_id or 0)
             )
