@@ -99,14 +99,17 @@ def run_job(client: httpx.Client, path: str, body: dict[str, Any]) -> dict[str, 
     return wait_job(client, started.json()["id"])
 
 
-def ingest(client: httpx.Client, dataset_id: str, path: Path) -> dict[str, Any]:
-    """Upload one Parquet file as one batch and wait for `success`: the batch."""
+def ingest(
+    client: httpx.Client, dataset_id: str, *paths: Path, timeout: float = 900
+) -> dict[str, Any]:
+    """Upload Parquet files as one batch and wait for `success`: the batch."""
     batch = client.post("/v1/batches", json={"dataset_id": dataset_id, "format": "parquet"})
     batch_id = batch.raise_for_status().json()["id"]
-    with path.open("rb") as handle:
-        client.put(f"/v1/batches/{batch_id}/files/{path.name}", content=handle.read())
+    for path in paths:
+        with path.open("rb") as handle:
+            client.put(f"/v1/batches/{batch_id}/files/{path.name}", content=handle.read())
     client.post(f"/v1/batches/{batch_id}", params={"action": "COMPLETE"}).raise_for_status()
-    deadline = time.monotonic() + 900
+    deadline = time.monotonic() + timeout
     while (state := client.get(f"/v1/batches/{batch_id}").json())["status"] not in (
         "success",
         "failed",

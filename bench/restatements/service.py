@@ -16,6 +16,7 @@ from typing import Any
 import httpx
 import numpy as np
 
+from bench import embedded
 from bench.common import (
     DATASET,
     ICEBATCH,
@@ -45,22 +46,7 @@ def upload_batches(client: httpx.Client, dataset_id: str, groups: list[list[Path
     """Ingest each group of files as one batch through the API; total seconds."""
     began = time.perf_counter()
     for files in groups:
-        batch = client.post("/v1/batches", json={"dataset_id": dataset_id, "format": "parquet"})
-        batch_id = batch.raise_for_status().json()["id"]
-        for path in files:
-            with path.open("rb") as handle:
-                client.put(f"/v1/batches/{batch_id}/files/{path.name}", content=handle.read())
-        client.post(f"/v1/batches/{batch_id}", params={"action": "COMPLETE"}).raise_for_status()
-        deadline = time.monotonic() + 600
-        while (state := client.get(f"/v1/batches/{batch_id}").json())["status"] not in (
-            "success",
-            "failed",
-        ):
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"batch {batch_id} did not finish")
-            time.sleep(0.2)
-        if state["status"] != "success":
-            raise RuntimeError(f"batch {batch_id} failed: {state.get('errors')}")
+        embedded.ingest(client, dataset_id, *files, timeout=600)
     return time.perf_counter() - began
 
 

@@ -29,7 +29,7 @@ from hypothesis.stateful import (
 
 from tests.api.test_datasets import EVENTS
 from tests.workers.test_ingest import RunJobs, ingest, rows
-from tests.workers.test_restatement_rules import USERS, Rows, to_csv
+from tests.workers.test_restatement_rules import USERS, Rows, allocate, to_csv
 from tests.workers.test_restatements import replay
 
 pytestmark = pytest.mark.spark
@@ -93,11 +93,7 @@ def machine(client: TestClient, run_jobs: RunJobs) -> type[RuleBasedStateMachine
             assert response.json()["snapshot_id"] is None
 
         def new_rows(self, users: list[str | None]) -> Rows:
-            records = []
-            for user in users:
-                records.append((self.next_id, user))
-                self.user_of[self.next_id] = user
-                self.next_id += 1
+            records, self.next_id = allocate(self.user_of, self.next_id, users)
             return records
 
         def added(self, batch: dict[str, Any], records: Rows) -> None:

@@ -42,6 +42,15 @@ def to_csv(records: Rows) -> bytes:
     return ("\n".join(lines) + "\n").encode()
 
 
+def allocate(
+    user_of: dict[int, str | None], next_id: int, users: list[str | None]
+) -> tuple[Rows, int]:
+    """New rows (unique event ids from `next_id`) for `users`, noted in `user_of`."""
+    records = [(next_id + i, user) for i, user in enumerate(users)]
+    user_of.update(records)
+    return records, next_id + len(records)
+
+
 def machine(client: TestClient, run_jobs: RunJobs, spark: Any) -> type[RuleBasedStateMachine]:
     from workers.spark.read import read_dataset
 
@@ -60,11 +69,7 @@ def machine(client: TestClient, run_jobs: RunJobs, spark: Any) -> type[RuleBased
             self.history: list[tuple[int, frozenset[int]]] = []  # (snapshot, visible rows)
 
         def new_rows(self, users: list[str | None]) -> Rows:
-            records = []
-            for user in users:
-                records.append((self.next_id, user))
-                self.user_of[self.next_id] = user
-                self.next_id += 1
+            records, self.next_id = allocate(self.user_of, self.next_id, users)
             return records
 
         def record(self, snapshot_id: int) -> None:
