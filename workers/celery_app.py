@@ -4,29 +4,33 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 from typing import Any
 
+from celery import Task
 from celery.signals import worker_ready, worker_shutting_down
 
 from app.config import get_settings
 from app.jobs.broker import make_celery
+from app.jobs.kinds import TaskName
 from app.jobs.reconciler import reconcile_once
+from workers.runtime import JobContext, run_job
 
 log = logging.getLogger(__name__)
 celery = make_celery(get_settings())
 celery.conf.update(
-    include=[
-        "workers.tasks.ingest",
-        "workers.tasks.restate",
-        "workers.tasks.export",
-        "workers.tasks.rewrite",
-        "workers.tasks.expire",
+    include=[  # the task entry point of each domain
+        "workers.ingest.task",
+        "workers.restatements.task",
+        "workers.exports.task",
+        "workers.rewrite.task",
+        "workers.retention.task",
         "workers.scheduler",
     ],
     # automatic maintenance: `icebatch worker --beat` runs Celery's embedded beat
     beat_schedule={
         "icebatch-maintenance": {
-            "task": "icebatch.schedule",
+            "task": TaskName.SCHEDULE.value,
             "schedule": get_settings().scheduler_seconds,
             "options": {"expires": get_settings().scheduler_seconds},
         }
@@ -34,6 +38,17 @@ celery.conf.update(
     beat_schedule_filename=str(get_settings().home / "celerybeat-schedule"),
 )
 _stop = threading.Event()
+
+
+def job_task(name: TaskName, handler: Callable[[JobContext], dict[str, Any]]) -> Task:
+    """Register Celery task `name`: it runs `handler` on the job its message names (claimed,
+    heartbeated and finished by `run_job`). `app.jobs.kinds` says which kinds it serves."""
+
+    def run(job_id: str) -> None:
+        run_job(job_id, handler)
+
+    run.__name__ = run.__qualname__ = f"{handler.__name__}_task"
+    return celery.task(name=name.value)(run)
 
 
 def _reconcile_forever() -> None:

@@ -10,16 +10,19 @@ import logging
 import os
 import socket
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar
 
-from sqlalchemy import select, update
+from sqlalchemy import func, select, update
+from sqlalchemy.orm import Session
 
 from app.config import get_settings
 from app.db import session_scope
 from app.jobs import service as jobs
+from app.jobs.kinds import JobKind, Payload
 from app.models import Job, JobState
 
 log = logging.getLogger(__name__)
@@ -38,6 +41,9 @@ class PermanentJobError(Exception):
         self.result = result
 
 
+P = TypeVar("P", bound=Payload)
+
+
 @dataclass
 class JobContext:
     job_id: str
@@ -45,7 +51,8 @@ class JobContext:
     request_id: str
     subject_id: str | None
     org: str
-    payload: dict[str, Any]
+    kind: JobKind
+    payload: Payload
     stage: str = "starting"
     progress_fn: Callable[[], float] | None = None
     _progress: float = 0.0
@@ -90,6 +97,30 @@ class JobContext:
         if self._lost.is_set():
             raise LeaseLost(self.job_id)
 
+    def payload_as(self, model: type[P]) -> P:
+        """The payload as the model its kind registers (`app.jobs.kinds`)."""
+        if not isinstance(self.payload, model):
+            raise TypeError(f"job {self.job_id} ({self.kind}) carries {type(self.payload)}")
+        return self.payload
+
+    @contextmanager
+    def fenced(self) -> Iterator[Session]:
+        """A transaction that holds this attempt's job row: what a task changes in it (its
+        subject's status) commits only while the job is still this attempt's; else LeaseLost."""
+        with session_scope() as session:
+            held = session.scalar(
+                select(Job.id)
+                .where(
+                    Job.id == self.job_id,
+                    Job.attempt == self.attempt,
+                    Job.state == JobState.RUNNING,
+                )
+                .with_for_update()
+            )
+            if held is None:
+                raise LeaseLost(self.job_id)
+            yield session
+
 
 def claim(job_id: str) -> JobContext | None:
     """Take a queued job for this worker; None when it is not queued (duplicate delivery)."""
@@ -112,8 +143,15 @@ def claim(job_id: str) -> JobContext | None:
             return None
         job = session.scalar(select(Job).where(Job.id == job_id))
         assert job is not None
+        kind = JobKind(job.kind)
         return JobContext(
-            job.id, job.attempt, job.request_id, job.subject_id, job.org, dict(job.payload)
+            job.id,
+            job.attempt,
+            job.request_id,
+            job.subject_id,
+            job.org,
+            kind,
+            kind.parse(dict(job.payload)),
         )
 
 
@@ -137,6 +175,25 @@ def _fenced(ctx: JobContext, **values: Any) -> bool:
             else:
                 jobs.fail(session, job, error)
         return True
+
+
+def settle(session: Session, job_id: str | None, result: dict[str, Any]) -> None:
+    """Finish a job whose work another job's worker did (a group commit carried it): a queued
+    job's message becomes a no-op, and a running one (its worker may be dead, or waiting for
+    this commit) finds itself finished; its own fenced finish is then a no-op."""
+    now = datetime.now(UTC)
+    session.execute(
+        update(Job)
+        .where(Job.id == job_id, Job.state.in_([JobState.QUEUED, JobState.RUNNING]))
+        .values(
+            state=JobState.SUCCEEDED,
+            stage="done",
+            progress=1.0,
+            result=result,
+            started_at=func.coalesce(Job.started_at, now),
+            finished_at=now,
+        )
+    )
 
 
 def run_job(job_id: str, handler: Callable[[JobContext], dict[str, Any]]) -> None:

@@ -18,6 +18,7 @@ from sqlalchemy import select
 from app.config import get_settings
 from app.db import session_scope
 from app.errors import Conflict
+from app.jobs.kinds import REWRITE_KINDS, JobKind, TaskName
 from app.lake import retention, tombstones
 from app.lake.catalog import get_catalog
 from app.maintenance import service as maintenance
@@ -27,10 +28,9 @@ from app.retention import service
 from workers.celery_app import celery
 
 log = logging.getLogger(__name__)
-REWRITE_KINDS = maintenance.REWRITE_KINDS
 
 
-@celery.task(name="icebatch.schedule")
+@celery.task(name=TaskName.SCHEDULE)
 def schedule_task() -> dict[str, list[str]]:
     return schedule_once()
 
@@ -84,7 +84,7 @@ def _schedule_dataset(dataset_id: str, out: dict[str, list[str]]) -> None:
                     out["vacuum"].append(dataset_id)
         if (
             get_settings().auto_expire
-            and service.active_job(session, dataset_id, (service.EXPIRE_KIND,)) is None
+            and service.active_job(session, dataset_id, (JobKind.EXPIRE,)) is None
             and needs_expire(table, dataset, service.pins(session, dataset_id))
         ):
             job = service.start_expire(session, dataset)

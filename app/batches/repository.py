@@ -57,3 +57,24 @@ def page(
         query = query.where(Batch.status == status)
     query = query.order_by(Batch.created_at.desc(), Batch.id).offset(offset).limit(limit)
     return session.scalars(query).all()
+
+
+def by_id(session: Session, batch_id: str, *, for_update: bool = False) -> Batch | None:
+    """Any org's batch, for the workers (they act on ids their job names)."""
+    query = select(Batch).where(Batch.id == batch_id)
+    if for_update:
+        query = query.with_for_update().execution_options(populate_existing=True)
+    return session.scalar(query)
+
+
+def reserved_by(session: Session, restatement_id: str, batch_ids: list[str]) -> Sequence[Batch]:
+    """Those of `batch_ids` that `restatement_id` reserved, locked."""
+    query = select(Batch).where(Batch.id.in_(batch_ids), Batch.restated_by == restatement_id)
+    return session.scalars(query.with_for_update()).all()
+
+
+def release(session: Session, restatement_id: str) -> None:
+    """Clear the reservation `restatement_id` holds on its batches."""
+    session.execute(
+        update(Batch).where(Batch.restated_by == restatement_id).values(restated_by=None)
+    )

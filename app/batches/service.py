@@ -10,6 +10,7 @@ import uuid
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -19,13 +20,15 @@ from app.batches import repository
 from app.batches.schemas import BatchCreate, BatchFileOut, BatchOut
 from app.config import get_settings
 from app.datasets import repository as datasets
-from app.errors import BatchStateConflict, InvalidInput, PayloadTooLarge
+from app.errors import BatchNotFound, BatchStateConflict, InvalidInput, PayloadTooLarge
 from app.jobs import service as jobs
+from app.jobs.kinds import JobKind
 from app.models import Batch, BatchFile, BatchStatus, Job
 from app.restatements import service as restatements
 
 FILE_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,254}$")
-INGEST_TASK = "icebatch.ingest"
+# a batch the workers move: its job started, retried, or its replay is being staged
+IN_FLIGHT = (BatchStatus.STAGED, BatchStatus.PROCESSING)
 
 
 def open_batch(session: Session, org: str, request: BatchCreate) -> Batch:
@@ -130,10 +133,8 @@ def complete(session: Session, org: str, batch_id: str) -> tuple[Batch, Job]:
     if batch.replay:
         job = restatements.complete_replay(session, batch)
     else:
-        job = jobs.enqueue(
-            session, org=org, kind="ingest", task_name=INGEST_TASK, subject_id=batch.id
-        )
-    batch.status = BatchStatus.STAGED
+        job = jobs.enqueue(session, JobKind.INGEST, org=org, subject_id=batch.id)
+    _move(batch, BatchStatus.STAGED, (BatchStatus.LOADING,))
     batch.job_id = job.id
     return batch, job
 
@@ -141,19 +142,89 @@ def complete(session: Session, org: str, batch_id: str) -> tuple[Batch, Job]:
 def abort(session: Session, org: str, batch_id: str) -> Batch:
     batch = repository.get(session, org, batch_id, for_update=True)
     _require_loading(batch, "only a 'loading' batch can be aborted")
-    batch.status = BatchStatus.ABORTED
+    _move(batch, BatchStatus.ABORTED, (BatchStatus.LOADING,))
     batch.completed_at = datetime.now(UTC)
     shutil.rmtree(get_settings().staging_dir / batch.id, ignore_errors=True)
     return batch
 
 
-@jobs.on_failure("ingest")
-def _ingest_failed(session: Session, job: Job, error: str) -> None:
+# Transitions made by the workers, each from the states it may start from. A worker calls them
+# inside its job's fenced transaction (`JobContext.fenced`), so one that lost its job cannot
+# move the batch. An unexpected state is a bug or a race lost: BatchStateConflict, never a
+# silent overwrite.
+
+
+def start_processing(session: Session, batch_id: str) -> Batch:
+    """staged → processing (a retried attempt finds it processing already)."""
+    batch = _locked(session, batch_id)
+    _move(batch, BatchStatus.PROCESSING, IN_FLIGHT)
+    return batch
+
+
+def succeed(session: Session, batch_id: str, *, snapshot_id: int, row_count: int | None) -> None:
+    """processing → success: its rows are in `snapshot_id`."""
+    batch = _locked(session, batch_id)
+    _move(batch, BatchStatus.SUCCESS, IN_FLIGHT)
+    batch.snapshot_id, batch.row_count, batch.errors = snapshot_id, row_count, None
+    batch.completed_at = datetime.now(UTC)
+
+
+def fail(
+    session: Session, batch_id: str, errors: list[dict[str, Any]], row_count: int | None = None
+) -> None:
+    """staged|processing → failed, with its row-level errors; the table is untouched."""
+    batch = _locked(session, batch_id)
+    _move(batch, BatchStatus.FAILED, IN_FLIGHT)
+    batch.errors = errors
+    if row_count is not None:
+        batch.row_count = row_count
+    batch.completed_at = datetime.now(UTC)
+
+
+def record_errors(
+    session: Session, batch_id: str, errors: list[dict[str, Any]], row_count: int
+) -> None:
+    """Row-level errors of an in-flight batch whose failure its job's hook will record."""
+    batch = _locked(session, batch_id)
+    if batch.status not in IN_FLIGHT:
+        raise BatchStateConflict(batch.id, batch.status, "errors are recorded while in flight")
+    batch.errors, batch.row_count = errors, row_count
+
+
+def restated(session: Session, restatement_id: str, batch_ids: list[str], to: BatchStatus) -> None:
+    """success → reverted|replaced, for the batches `restatement_id` reserved."""
+    now = datetime.now(UTC)
+    for batch in repository.reserved_by(session, restatement_id, batch_ids):
+        _move(batch, to, (BatchStatus.SUCCESS,))
+        batch.completed_at = now
+
+
+def release(session: Session, restatement_id: str) -> None:
+    """The batches a failed restatement reserved can be restated again."""
+    repository.release(session, restatement_id)
+
+
+def ingest_failed(session: Session, job: Job, error: str) -> None:
+    """An ingest job failed for good: its batch fails with the job's error, unless it already
+    failed with row-level errors."""
     batch = session.get(Batch, job.subject_id)
-    if batch is not None and batch.status in (BatchStatus.STAGED, BatchStatus.PROCESSING):
-        batch.status = BatchStatus.FAILED
-        batch.errors = [{"file": None, "row": None, "field": None, "reason": error}]
-        batch.completed_at = datetime.now(UTC)
+    if batch is not None and batch.status in IN_FLIGHT:
+        fail(session, batch.id, [{"file": None, "row": None, "field": None, "reason": error}])
+
+
+def _locked(session: Session, batch_id: str) -> Batch:
+    batch = repository.by_id(session, batch_id, for_update=True)
+    if batch is None:
+        raise BatchNotFound(batch_id)
+    return batch
+
+
+def _move(batch: Batch, to: BatchStatus, allowed: tuple[BatchStatus, ...]) -> None:
+    if batch.status not in allowed:
+        raise BatchStateConflict(
+            batch.id, batch.status, f"only {' or '.join(map(repr, allowed))} can become {to!r}"
+        )
+    batch.status = to
 
 
 def _require_loading(batch: Batch, wanted: str) -> None:

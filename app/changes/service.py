@@ -14,11 +14,9 @@ from sqlalchemy.orm import Session
 from app.changes.schemas import ExportCreate, ExportOut
 from app.errors import Gone, InvalidInput, SnapshotNotFound
 from app.jobs import service as jobs
+from app.jobs.kinds import ExportPayload, JobKind
 from app.lake import changes, changes_read
 from app.models import Dataset, ExpiredSnapshot
-
-EXPORT_KIND = "export"
-EXPORT_TASK = "icebatch.export"
 
 
 def _time(name: str, value: str) -> datetime:
@@ -170,11 +168,10 @@ def start_export(
     last = rng.end.snapshot_id if rng.end else None
     job = jobs.enqueue(
         session,
+        JobKind.EXPORT,
         org=org,
-        kind=EXPORT_KIND,
-        task_name=EXPORT_TASK,
         subject_id=dataset.id,
-        payload={"kind": body.kind, "from_snapshot_id": first, "to_snapshot_id": last},
+        payload=ExportPayload(kind=body.kind, from_snapshot_id=first, to_snapshot_id=last),
     )
     return ExportOut(
         kind=body.kind, from_snapshot_id=first, to_snapshot_id=last, job=jobs.to_out(job)

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any
 
 from sqlalchemy import update
 from sqlalchemy.orm import Session
@@ -14,46 +12,39 @@ from sqlalchemy.orm import Session
 from app.config import get_settings
 from app.db import after_commit, session_scope
 from app.jobs.broker import QUEUE, get_celery
+from app.jobs.failures import failure_hooks
+from app.jobs.kinds import JobKind, Payload
 from app.jobs.schemas import JobOut
 from app.models import Job, JobState, OutboxMessage
 
 log = logging.getLogger(__name__)
 
-# Called when a job fails for good, so its subject (a batch, …) leaves its in-between state.
-FailureHook = Callable[[Session, Job, str], None]
-FAILURE_HOOKS: dict[str, FailureHook] = {}
-
-
-def on_failure(kind: str) -> Callable[[FailureHook], FailureHook]:
-    def register(hook: FailureHook) -> FailureHook:
-        FAILURE_HOOKS[kind] = hook
-        return hook
-
-    return register
-
 
 def enqueue(
     session: Session,
+    kind: JobKind,
     *,
     org: str,
-    kind: str,
-    task_name: str,
     subject_id: str | None,
-    payload: dict[str, Any] | None = None,
+    payload: Payload | None = None,
     publish: bool = True,
 ) -> Job:
     """Write the job and its outbox message; the message is published after commit.
 
-    `publish=False` writes no message: for a job another queued job's worker will finish (the
-    reconciler still sends one if it stays queued, see `forgotten_queued`).
+    `payload` must be the kind's payload model (see `app.jobs.kinds`). `publish=False` writes no
+    message: for a job another queued job's worker will finish (the reconciler still sends one
+    if it stays queued, see `forgotten_queued`).
     """
+    payload = payload if payload is not None else kind.spec.payload()
+    if type(payload) is not kind.spec.payload:
+        raise TypeError(f"a {kind} job takes {kind.spec.payload.__name__}, not {type(payload)}")
     job = Job(
         org=org,
-        kind=kind,
-        task_name=task_name,
+        kind=kind.value,
+        task_name=kind.task.value,
         subject_id=subject_id,
         request_id=str(uuid.uuid4()),
-        payload=payload or {},
+        payload=payload.model_dump(mode="json"),
         max_attempts=get_settings().job_max_attempts,
     )
     session.add(job)
@@ -92,7 +83,7 @@ def fail(session: Session, job: Job, error: str) -> None:
     job.state = JobState.FAILED
     job.error = error
     job.finished_at = datetime.now(UTC)
-    hook = FAILURE_HOOKS.get(job.kind)
+    hook = failure_hooks().get(JobKind(job.kind))
     if hook is not None:
         hook(session, job, error)
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
@@ -11,12 +9,10 @@ from app.config import get_settings
 from app.datasets import service as dataset_service
 from app.errors import Conflict, InvalidInput
 from app.jobs import service as jobs
+from app.jobs.kinds import REWRITE_KINDS, CompactPayload, JobKind, Payload, VacuumPayload
 from app.lake.catalog import get_catalog
 from app.maintenance.schemas import CompactRequest, VacuumRequest
 from app.models import Dataset, Job, JobState
-
-REWRITE_KINDS = ("vacuum", "compact")
-TASK = "icebatch.rewrite"
 
 
 def running_rewrite(session: Session, dataset_id: str) -> Job | None:
@@ -32,7 +28,7 @@ def running_rewrite(session: Session, dataset_id: str) -> Job | None:
     )
 
 
-def _start(session: Session, dataset: Dataset, kind: str, payload: dict[str, Any]) -> Job:
+def _start(session: Session, dataset: Dataset, kind: JobKind, payload: Payload) -> Job:
     # the dataset row is locked so two requests cannot both see no running rewrite
     session.execute(select(Dataset.id).where(Dataset.id == dataset.id).with_for_update())
     busy = running_rewrite(session, dataset.id)
@@ -42,21 +38,19 @@ def _start(session: Session, dataset: Dataset, kind: str, payload: dict[str, Any
             "one rewrite runs at a time",
             job_id=busy.id,
         )
-    return jobs.enqueue(
-        session,
-        org=dataset.org,
-        kind=kind,
-        task_name=TASK,
-        subject_id=dataset.id,
-        payload={"operation": kind, **payload},
-    )
+    return jobs.enqueue(session, kind, org=dataset.org, subject_id=dataset.id, payload=payload)
 
 
 def start_vacuum(
-    session: Session, dataset: Dataset, request: VacuumRequest | None = None, **reason: Any
+    session: Session,
+    dataset: Dataset,
+    request: VacuumRequest | None = None,
+    trigger: str | None = None,
 ) -> Job:
+    """Queue a vacuum; `trigger` says why when the scheduler, not a caller, asked for it."""
     request = request or VacuumRequest()
-    return _start(session, dataset, "vacuum", {**request.model_dump(mode="json"), **reason})
+    payload = VacuumPayload(**request.model_dump(mode="json"), trigger=trigger)
+    return _start(session, dataset, JobKind.VACUUM, payload)
 
 
 def start_compaction(session: Session, dataset: Dataset, request: CompactRequest) -> Job:
@@ -66,8 +60,8 @@ def start_compaction(session: Session, dataset: Dataset, request: CompactRequest
         unknown = [c for c in request.sort_by if c not in names]
         if unknown:
             raise InvalidInput(f"sort_by names columns the dataset lacks: {unknown}")
-    payload = request.model_dump(mode="json")
-    payload["target_file_bytes"] = (
-        request.target_file_bytes or get_settings().rewrite_target_file_bytes
+    target = request.target_file_bytes or get_settings().rewrite_target_file_bytes
+    payload = CompactPayload(
+        **request.model_dump(mode="json", exclude={"target_file_bytes"}), target_file_bytes=target
     )
-    return _start(session, dataset, "compact", payload)
+    return _start(session, dataset, JobKind.COMPACT, payload)

@@ -6,15 +6,15 @@ second revert or replay of it is a 409 at once rather than a duplicate tombstone
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
-from sqlalchemy import exists, select, update
+from sqlalchemy import exists, select
 from sqlalchemy.orm import Session
 
 from app.batches import repository as batches
+from app.batches import service as batch_service
 from app.datasets import repository as datasets
 from app.errors import BatchStateConflict, Conflict, InvalidInput
 from app.jobs import service as jobs
+from app.jobs.kinds import JobKind
 from app.lake.types import BATCH_COLUMN
 from app.models import (
     Batch,
@@ -29,7 +29,6 @@ from app.models import (
     RestatementState,
 )
 
-RESTATE_TASK = "icebatch.restate"
 MAX_PREDECESSORS = 100
 MAX_GDPR_VALUES = 100_000
 
@@ -77,9 +76,8 @@ def _enqueue(session: Session, restatement: Restatement) -> Job:
     )
     job = jobs.enqueue(
         session,
+        JobKind(restatement.kind),
         org=restatement.org,
-        kind=restatement.kind,
-        task_name=RESTATE_TASK,
         subject_id=restatement.id,
         publish=not carried,
     )
@@ -229,19 +227,16 @@ def release(session: Session, restatement: Restatement, error: str) -> None:
     """A restatement that failed for good: free its batches, fail a replay's new batch."""
     restatement.state = RestatementState.FAILED
     restatement.error = error
-    session.execute(
-        update(Batch).where(Batch.restated_by == restatement.id).values(restated_by=None)
-    )
+    batch_service.release(session, restatement.id)
     if restatement.kind == RestatementKind.REPLAY and restatement.batch_id:
         batch = session.get(Batch, restatement.batch_id)
-        if batch is not None and batch.status in (BatchStatus.STAGED, BatchStatus.PROCESSING):
-            batch.status = BatchStatus.FAILED
-            if not batch.errors:
-                batch.errors = [{"file": None, "row": None, "field": None, "reason": error}]
-            batch.completed_at = datetime.now(UTC)
+        if batch is not None and batch.status in batch_service.IN_FLIGHT:
+            reason = [{"file": None, "row": None, "field": None, "reason": error}]
+            batch_service.fail(session, batch.id, batch.errors or reason)
 
 
-def _restatement_failed(session: Session, job: Job, error: str) -> None:
+def restatement_failed(session: Session, job: Job, error: str) -> None:
+    """A restatement job failed for good (see `app.jobs.failures`)."""
     restatement = session.get(Restatement, job.subject_id)
     # a 'committing' restatement may have landed: only the snapshot log can tell, and the next
     # committer of the dataset settles it (recover); failing it here could undo a commit
@@ -250,10 +245,6 @@ def _restatement_failed(session: Session, job: Job, error: str) -> None:
         RestatementState.COMMITTING,
     ):
         release(session, restatement, error)
-
-
-for _kind in RestatementKind:
-    jobs.on_failure(_kind.value)(_restatement_failed)
 
 
 def by_privacy_job(session: Session, privacy_job_id: str) -> list[Restatement]:

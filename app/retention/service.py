@@ -12,13 +12,12 @@ from app.datasets import repository as datasets
 from app.datasets import service as dataset_service
 from app.errors import Conflict, Gone, NotFound, SnapshotNotFound
 from app.jobs import service as jobs
+from app.jobs.kinds import JobKind
 from app.lake.catalog import get_catalog
 from app.lake.retention import Pin, Policy, effective_policy
 from app.models import Consumer, Dataset, ExpiredSnapshot, Job, JobState
 from app.retention.schemas import ConsumerCreate, ConsumerOut, RetentionOut, RetentionUpdate
 
-EXPIRE_KIND = "expire"
-EXPIRE_TASK = "icebatch.expire"
 POLICY_FIELDS = ("min_snapshots", "max_snapshot_age_seconds", "orphan_age_seconds")
 
 
@@ -46,7 +45,7 @@ def set_retention(session: Session, org: str, dataset_id: str, update: Retention
     return dataset
 
 
-def active_job(session: Session, dataset_id: str, kinds: tuple[str, ...]) -> Job | None:
+def active_job(session: Session, dataset_id: str, kinds: tuple[JobKind, ...]) -> Job | None:
     """A queued or running job of one of `kinds` on the dataset."""
     return session.scalar(
         select(Job)
@@ -68,16 +67,14 @@ def lock_dataset(session: Session, dataset_id: str) -> None:
 def start_expire(session: Session, dataset: Dataset) -> Job:
     """Queue the dataset's expire job; 409 with the running one's id when there is one."""
     lock_dataset(session, dataset.id)
-    running = active_job(session, dataset.id, (EXPIRE_KIND,))
+    running = active_job(session, dataset.id, (JobKind.EXPIRE,))
     if running is not None:
         raise Conflict(
             f"an expire job of dataset {dataset.id!r} is already {running.state} "
             f"(job {running.id!r}); wait for it to finish",
             job_id=running.id,
         )
-    return jobs.enqueue(
-        session, org=dataset.org, kind=EXPIRE_KIND, task_name=EXPIRE_TASK, subject_id=dataset.id
-    )
+    return jobs.enqueue(session, JobKind.EXPIRE, org=dataset.org, subject_id=dataset.id)
 
 
 def _age_seconds(when: datetime) -> float:

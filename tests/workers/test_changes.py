@@ -333,7 +333,7 @@ def test_changes_across_vacuum_and_compaction(client: TestClient, run_jobs: RunJ
 
 @pytest.mark.parametrize("stack", ["embedded"], indirect=True)  # one store is enough here
 def test_times_errors_formats_and_exports(client: TestClient, run_jobs: RunJobs) -> None:
-    import workers.tasks.export  # noqa: F401  (registers the task)
+    import workers.exports.task  # noqa: F401  (registers the task)
 
     did, model = build(client, run_jobs)
     requests = request_ids(client, did)

@@ -23,8 +23,9 @@ from app.lake import snapshots, tombstones
 from app.lake.catalog import get_catalog
 from app.lake.commit import ParentMoved
 from app.lake.rewrite_files import RewriteOutput
-from workers.restate import lease
-from workers.restate.committer import CommitLeaseLost, failpoint
+from workers import lease
+from workers.failpoints import failpoint
+from workers.lease import CommitLeaseLost
 from workers.runtime import JobContext
 from workers.spark import iceberg_java
 from workers.spark.iceberg_java import Committed
@@ -57,8 +58,19 @@ def acquire_lease(ctx: JobContext, dataset_id: str) -> int:
     raise TimeoutError(f"dataset {dataset_id}: the commit lease stayed taken")
 
 
-def commit(ctx: JobContext, spark: SparkSession, work: RewriteCommit) -> Committed:
-    """Commit the rewrite once (a retried job finds its request id in the log and stops)."""
+@dataclass
+class Prepared:
+    """The rewrite's new metadata, built before the lease is taken: the Java table, the entries
+    of the files it replaces (as of the start snapshot) and of the files it wrote (metrics read
+    from their footers)."""
+
+    java_table: object
+    old: dict[str, object]
+    added: list[object]
+
+
+def prepare(spark: SparkSession, work: RewriteCommit) -> Prepared:
+    """The purge-metadata stage: everything the commit needs that does not need the lease."""
     java_table = iceberg_java.load_table(spark, work.identifier)
     replaced = [o for o in work.outputs if not o.unchanged]
     inputs = [path for output in replaced for path in output.inputs]
@@ -68,6 +80,14 @@ def commit(ctx: JobContext, spark: SparkSession, work: RewriteCommit) -> Committ
         for o in replaced
         if o.output
     ]
+    return Prepared(java_table, old, added)
+
+
+def commit(
+    ctx: JobContext, spark: SparkSession, work: RewriteCommit, prepared: Prepared
+) -> Committed:
+    """Commit the rewrite once (a retried job finds its request id in the log and stops)."""
+    java_table, old, added = prepared.java_table, prepared.old, prepared.added
     token = acquire_lease(ctx, work.dataset_id)
     try:
         for _ in range(ATTEMPTS):

@@ -142,3 +142,16 @@ def commit_rewrite(
     return Committed(
         int(snapshot.snapshotId()), int(snapshot.sequenceNumber()), str(snapshot.operation())
     )
+
+
+def expire_snapshots(spark: SparkSession, table: JavaObject, snapshot_ids: list[int]) -> None:
+    """Remove exactly `snapshot_ids` from the table metadata.
+
+    `expireOlderThan(0)` keeps Iceberg's own age rule (table property, 5 days by default) from
+    expiring more than the policy decided; files are left to the caller (`cleanExpiredFiles`
+    false), which knows the tombstone files Iceberg does not.
+    """
+    action = table.expireSnapshots()
+    for snapshot_id in snapshot_ids:
+        action = action.expireSnapshotId(snapshot_id)
+    action.expireOlderThan(0).cleanExpiredFiles(False).commit()

@@ -12,7 +12,6 @@ replayed as it was.
 from __future__ import annotations
 
 import logging
-import os
 import time
 import uuid
 from collections import defaultdict
@@ -21,8 +20,10 @@ from typing import Any
 
 from pyiceberg.table import Table
 from pyiceberg.table.snapshots import Snapshot
-from sqlalchemy import func, select, update
+from sqlalchemy import select, update
+from sqlalchemy.orm import Session
 
+from app.batches import service as batch_service
 from app.config import get_settings
 from app.db import session_scope
 from app.lake import commit as lake_commit
@@ -30,35 +31,20 @@ from app.lake import snapshots, visible
 from app.lake.catalog import get_catalog
 from app.lake.tombstones import NewTombstone
 from app.models import (
-    Batch,
     BatchStatus,
     Dataset,
-    Job,
-    JobState,
     Restatement,
     RestatementKind,
     RestatementState,
 )
-from workers.restate import lease
+from workers import lease, runtime
+from workers.failpoints import failpoint
+from workers.lease import CommitLeaseLost
 from workers.runtime import JobContext, PermanentJobError
 
 log = logging.getLogger(__name__)
 COMMIT_ATTEMPTS = 8
 REQUEST_COUNT = "icebatch.request-count"
-
-
-def failpoint(name: str) -> None:
-    """Pause at a named point when ICEBATCH_FAILPOINTS says so (`after-commit=5,...`): lets
-    tests kill a worker inside the commit step at a known place."""
-    for item in os.environ.get("ICEBATCH_FAILPOINTS", "").split(","):
-        point, _, seconds = item.partition("=")
-        if point.strip() == name:
-            log.warning("failpoint %s: pausing %s s", name, seconds)
-            time.sleep(float(seconds or 0))
-
-
-class CommitLeaseLost(Exception):
-    """The dataset's commit lease expired under us; the next holder finishes the group."""
 
 
 def wait_until_committed(ctx: JobContext, restatement_id: str, dataset_id: str) -> None:
@@ -259,21 +245,7 @@ def _record(table: Table, ids: list[str], snapshot: Snapshot) -> None:
             row.rows_hidden = hidden[row.id]
             row.committed_at = now
             _move_batches(session, row, snapshot)
-            result = outcome(row)
-            # a queued job's message becomes a no-op; a running job (its worker may be dead, or
-            # waiting for this commit) finds itself finished, and its own fenced finish is a no-op
-            session.execute(
-                update(Job)
-                .where(Job.id == row.job_id, Job.state.in_([JobState.QUEUED, JobState.RUNNING]))
-                .values(
-                    state=JobState.SUCCEEDED,
-                    stage="done",
-                    progress=1.0,
-                    result=result,
-                    started_at=func.coalesce(Job.started_at, now),
-                    finished_at=now,
-                )
-            )
+            runtime.settle(session, row.job_id, outcome(row))
 
 
 def _hidden_counts(
@@ -292,24 +264,16 @@ def _hidden_counts(
     return counts
 
 
-def _move_batches(session: Any, row: Restatement, snapshot: Snapshot) -> None:
-    now = datetime.now(UTC)
+def _move_batches(session: Session, row: Restatement, snapshot: Snapshot) -> None:
     if row.kind == RestatementKind.REVERT:
-        moved = BatchStatus.REVERTED
+        batch_service.restated(session, row.id, list(row.ids), BatchStatus.REVERTED)
     elif row.kind == RestatementKind.REPLAY:
-        moved = BatchStatus.REPLACED
-        batch = session.get(Batch, row.batch_id)
-        if batch is not None:
-            batch.status = BatchStatus.SUCCESS
-            batch.snapshot_id = snapshot.snapshot_id
-            batch.row_count = (row.result or {}).get("row_count")
-            batch.completed_at = now
-    else:
-        return
-    for batch in session.scalars(select(Batch).where(Batch.id.in_(row.ids))).all():
-        if batch.restated_by == row.id:
-            batch.status = moved
-            batch.completed_at = now
+        assert row.batch_id is not None
+        row_count = (row.result or {}).get("row_count")
+        batch_service.succeed(
+            session, row.batch_id, snapshot_id=snapshot.snapshot_id, row_count=row_count
+        )
+        batch_service.restated(session, row.id, list(row.ids), BatchStatus.REPLACED)
 
 
 def outcome(row: Restatement) -> dict[str, Any]:

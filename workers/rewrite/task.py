@@ -2,8 +2,10 @@
 
 Phases (the job's stage): `scan` (metadata only: which files, which tombstones), `purge-data`
 (Spark rewrites the files without the rows the start snapshot's tombstones hide), `purge-metadata`
-(the tombstones that leave the active set), `commit` (REWRITE FILES / DELETE FILES with the new
-tombstone list, under the commit lease). A dry run stops after `scan` with the plan.
+(the new data files' Iceberg entries with their metrics, the old files' entries, and the
+tombstones that leave the active set, all built before the lease is taken), `commit` (REWRITE
+FILES / DELETE FILES with the new tombstone list, under the commit lease). A dry run stops
+after `scan` with the plan.
 """
 
 from __future__ import annotations
@@ -17,23 +19,19 @@ from pyiceberg.table import Table
 from pyiceberg.table.snapshots import Snapshot
 
 from app.db import session_scope
+from app.jobs.kinds import CompactPayload, JobKind, TaskName, VacuumPayload
 from app.lake import rewrite_files, rewrite_plan, snapshots, tombstones, vacuum_plan, visible
 from app.lake.catalog import get_catalog
 from app.lake.rewrite_files import RewriteOutput, RewriteTask
 from app.models import Dataset
 from app.retention import erasure
-from workers.celery_app import celery
-from workers.restate.committer import failpoint
+from workers.celery_app import job_task
+from workers.failpoints import failpoint
 from workers.rewrite import purges
-from workers.rewrite.commit import RewriteCommit, commit
-from workers.runtime import JobContext, PermanentJobError, run_job
+from workers.rewrite.commit import RewriteCommit, commit, prepare
+from workers.runtime import JobContext, PermanentJobError
 
 log = logging.getLogger(__name__)
-
-
-@celery.task(name="icebatch.rewrite")
-def rewrite_task(job_id: str) -> None:
-    run_job(job_id, rewrite)
 
 
 def _dataset(dataset_id: str) -> str:
@@ -45,7 +43,7 @@ def _dataset(dataset_id: str) -> str:
 
 
 def rewrite(ctx: JobContext) -> dict[str, Any]:
-    operation = ctx.payload.get("operation", "vacuum")
+    operation = ctx.kind.value  # vacuum | compact
     dataset_id = ctx.subject_id or ""
     identifier = _dataset(dataset_id)
     table = get_catalog().load_table(identifier)
@@ -57,9 +55,9 @@ def rewrite(ctx: JobContext) -> dict[str, Any]:
     ctx.set_stage("scan", 0.02)
     start = table.current_snapshot()
     filt = visible.tombstone_filter(table, start)
-    tasks, purged, scan = _plan(ctx, table, start, filt, operation)
+    tasks, purged, scan = _plan(ctx, table, start, filt)
     timings["scan"] = round(time.monotonic() - clock, 3)
-    if ctx.payload.get("dry_run"):
+    if _dry_run(ctx):
         rows = sum(rewrite_files.count_hidden(t) for t in tasks)
         return {"dry_run": True, "operation": operation, **scan, "rows_to_purge": rows}
     if start is None or (not tasks and not purged.num_rows):
@@ -71,13 +69,15 @@ def rewrite(ctx: JobContext) -> dict[str, Any]:
     timings["purge_data"] = round(time.monotonic() - clock, 3)
     clock = time.monotonic()
     ctx.set_stage("purge-metadata", 0.8)
+    from workers.spark.session import get_spark
+
+    spark = get_spark()
     work = RewriteCommit(dataset_id, identifier, operation, start, outputs, purged)
+    prepared = prepare(spark, work)
     timings["purge_metadata"] = round(time.monotonic() - clock, 3)
     clock = time.monotonic()
     ctx.set_stage("commit", 0.9)
-    from workers.spark.session import get_spark
-
-    committed = commit(ctx, get_spark(), work)
+    committed = commit(ctx, spark, work, prepared)
     timings["commit"] = round(time.monotonic() - clock, 3)
     rewritten = sum(len(o.inputs) for o in outputs if not o.unchanged)
     requests = []
@@ -107,21 +107,26 @@ def rewrite(ctx: JobContext) -> dict[str, Any]:
     }
 
 
+def _dry_run(ctx: JobContext) -> bool:
+    if ctx.kind is JobKind.VACUUM:
+        return ctx.payload_as(VacuumPayload).dry_run
+    return ctx.payload_as(CompactPayload).dry_run
+
+
 def _plan(
     ctx: JobContext,
     table: Table,
     start: Snapshot | None,
     filt: visible.TombstoneFilter,
-    operation: str,
 ) -> tuple[list[RewriteTask], pa.Table, dict[str, Any]]:
-    payload = ctx.payload
-    if operation == "vacuum":
+    if ctx.kind is JobKind.VACUUM:
+        vacuum = ctx.payload_as(VacuumPayload)
         plan = vacuum_plan.plan_vacuum(
             table,
             start,
-            max_files=payload.get("max_files"),
-            max_bytes=payload.get("max_bytes"),
-            max_tombstones=payload.get("tombstones"),
+            max_files=vacuum.max_files,
+            max_bytes=vacuum.max_bytes,
+            max_tombstones=vacuum.tombstones,
         )
         tasks = rewrite_plan.vacuum_tasks(table, start, plan, filt)
         scan = {
@@ -133,11 +138,12 @@ def _plan(
             "tombstones_to_purge": plan.purged.num_rows,
         }
         return tasks, plan.purged, scan
+    compact = ctx.payload_as(CompactPayload)
     options = rewrite_plan.CompactionOptions(
-        strategy=payload.get("strategy", "binpack"),
-        target_bytes=int(payload["target_file_bytes"]),
-        min_input_files=int(payload.get("min_input_files", 2)),
-        sort_by=tuple(payload.get("sort_by") or ()),
+        strategy=compact.strategy,
+        target_bytes=compact.target_file_bytes,
+        min_input_files=compact.min_input_files,
+        sort_by=tuple(compact.sort_by or ()),
     )
     groups = rewrite_plan.compaction_groups(table, start, options)
     tasks = rewrite_plan.compaction_tasks(table, groups, filt, options)
@@ -153,7 +159,7 @@ def _plan(
 
 
 def _purge_data(ctx: JobContext, tasks: list[RewriteTask]) -> list[RewriteOutput]:
-    from workers.spark.jobs.rewrite import run_tasks
+    from workers.rewrite.spark_job import run_tasks
     from workers.spark.progress import SparkProgress
     from workers.spark.session import get_spark
 
@@ -166,3 +172,6 @@ def _purge_data(ctx: JobContext, tasks: list[RewriteTask]) -> list[RewriteOutput
         return run_tasks(spark, tasks)
     finally:
         ctx.progress_fn = None
+
+
+rewrite_task = job_task(TaskName.REWRITE, rewrite)

@@ -6,17 +6,13 @@ from typing import Any
 
 from app.config import get_settings
 from app.db import session_scope
+from app.jobs.kinds import ExportPayload, TaskName
 from app.lake import changes
 from app.lake.catalog import get_catalog
 from app.lake.changes_read import ReadContext
 from app.models import Dataset
-from workers.celery_app import celery
-from workers.runtime import JobContext, PermanentJobError, run_job
-
-
-@celery.task(name="icebatch.export")
-def export_task(job_id: str) -> None:
-    run_job(job_id, export)
+from workers.celery_app import job_task
+from workers.runtime import JobContext, PermanentJobError
 
 
 def export_path(org: str, job_id: str) -> str:
@@ -24,12 +20,12 @@ def export_path(org: str, job_id: str) -> str:
 
 
 def export(ctx: JobContext) -> dict[str, Any]:
-    from workers.spark.jobs.export import export_changes
+    from workers.exports.spark_job import export_changes
     from workers.spark.progress import SparkProgress
     from workers.spark.session import get_spark
 
-    kind = str(ctx.payload["kind"])
-    first, last = ctx.payload.get("from_snapshot_id"), ctx.payload.get("to_snapshot_id")
+    payload = ctx.payload_as(ExportPayload)
+    kind, first, last = payload.kind, payload.from_snapshot_id, payload.to_snapshot_id
     with session_scope() as session:
         dataset = session.get(Dataset, ctx.subject_id)
         if dataset is None:
@@ -73,3 +69,6 @@ def export(ctx: JobContext) -> dict[str, Any]:
         "to_snapshot_id": last,
         "data_files_read": len(tasks),
     }
+
+
+export_task = job_task(TaskName.EXPORT, export)

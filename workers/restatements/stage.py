@@ -20,7 +20,7 @@ from pyspark.sql import functions as F
 
 from app.lake.tables import TIME_TRANSFORMS
 from workers.ingest.inputs import StagedFile
-from workers.spark.jobs.ingest import (
+from workers.ingest.rows import (
     INVALID,
     checked_rows,
     explain_invalid,

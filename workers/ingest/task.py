@@ -4,43 +4,38 @@ from __future__ import annotations
 
 import logging
 import shutil
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import app.batches.service  # noqa: F401  (registers the ingest failure hook)
 from app.batches import repository as batches
+from app.batches import service as batch_service
 from app.config import get_settings
-from app.db import session_scope
+from app.errors import BatchNotFound
+from app.jobs.kinds import TaskName
 from app.lake import snapshots
 from app.lake.catalog import get_catalog
 from app.lake.types import user_schema
-from app.models import Batch, BatchStatus, Dataset
-from workers.celery_app import celery
+from app.models import Dataset
+from workers.celery_app import job_task
 from workers.ingest.inputs import StagedFile
-from workers.runtime import JobContext, PermanentJobError, run_job
+from workers.runtime import JobContext, PermanentJobError
 
 log = logging.getLogger(__name__)
 
 
-@celery.task(name="icebatch.ingest")
-def ingest_task(job_id: str) -> None:
-    run_job(job_id, ingest_batch)
-
-
 def ingest_batch(ctx: JobContext) -> dict[str, Any]:
-    from workers.spark.jobs.ingest import ingest
+    from workers.ingest.spark_job import ingest
     from workers.spark.progress import SparkProgress
     from workers.spark.session import get_spark
 
-    with session_scope() as session:
-        batch = session.get(Batch, ctx.subject_id)
-        if batch is None:
-            raise PermanentJobError(f"batch {ctx.subject_id} no longer exists")
+    with ctx.fenced() as session:
+        try:
+            batch = batch_service.start_processing(session, ctx.subject_id or "")
+        except BatchNotFound as exc:
+            raise PermanentJobError(str(exc)) from exc
         dataset = session.get(Dataset, batch.dataset_id)
         assert dataset is not None
         files = [StagedFile(f.name, Path(f.path)) for f in batches.files(session, batch.id)]
-        batch.status = BatchStatus.PROCESSING
         batch_id, fmt, identifier = batch.id, batch.format, dataset.table_identifier
     table = get_catalog().load_table(identifier)
     done = snapshots.find_by_request_id(table, ctx.request_id)
@@ -73,7 +68,8 @@ def ingest_batch(ctx: JobContext) -> dict[str, Any]:
         )
         ctx.progress_fn = None
         if outcome.errors:
-            _finish(batch_id, BatchStatus.FAILED, errors=outcome.errors, rows=outcome.row_count)
+            with ctx.fenced() as session:
+                batch_service.fail(session, batch_id, outcome.errors, outcome.row_count)
             raise PermanentJobError(
                 f"batch {batch_id} has invalid input; see the batch's errors",
                 {"errors": len(outcome.errors)},
@@ -84,24 +80,10 @@ def ingest_batch(ctx: JobContext) -> dict[str, Any]:
         if done is None:
             raise RuntimeError("the append finished but its snapshot is not in the log")
     rows = snapshots.added_records(done)
-    _finish(batch_id, BatchStatus.SUCCESS, snapshot_id=done.snapshot_id, rows=rows)
+    with ctx.fenced() as session:
+        batch_service.succeed(session, batch_id, snapshot_id=done.snapshot_id, row_count=rows)
     shutil.rmtree(get_settings().staging_dir / batch_id, ignore_errors=True)
     return {"snapshot_id": done.snapshot_id, "row_count": rows}
 
 
-def _finish(
-    batch_id: str,
-    status: BatchStatus,
-    *,
-    rows: int,
-    snapshot_id: int | None = None,
-    errors: list[dict[str, Any]] | None = None,
-) -> None:
-    with session_scope() as session:
-        batch = session.get(Batch, batch_id)
-        assert batch is not None
-        batch.status = status
-        batch.row_count = rows
-        batch.snapshot_id = snapshot_id
-        batch.errors = errors
-        batch.completed_at = datetime.now(UTC)
+ingest_task = job_task(TaskName.INGEST, ingest_batch)

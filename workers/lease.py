@@ -18,6 +18,10 @@ from app.models import CommitLease
 from workers.runtime import WORKER_NAME
 
 
+class CommitLeaseLost(Exception):
+    """The dataset's commit lease expired under us; the next holder finishes the work."""
+
+
 def _expiry() -> datetime:
     return datetime.now(UTC) + timedelta(seconds=get_settings().commit_lease_seconds)
 

@@ -18,41 +18,16 @@ from sqlalchemy import delete, select
 
 from app.config import get_settings
 from app.db import session_scope
+from app.jobs.kinds import TaskName
 from app.lake import retention
 from app.lake.catalog import get_catalog
 from app.models import Dataset, ExpiredSnapshot, Job, JobState, Restatement, RestatementState
 from app.retention import service
 from app.retention.erasure import IN_FLIGHT, check_erasure
-from workers.celery_app import celery
-from workers.runtime import JobContext, PermanentJobError, run_job
+from workers.celery_app import job_task
+from workers.runtime import JobContext, PermanentJobError
 
 log = logging.getLogger(__name__)
-
-
-@celery.task(name="icebatch.expire")
-def expire_task(job_id: str) -> None:
-    run_job(job_id, expire)
-
-
-def commit_expiry(table_name: str, snapshot_ids: list[int]) -> None:
-    """Remove exactly `snapshot_ids` from the table metadata, through Iceberg's Java API.
-
-    `expireOlderThan(0)` keeps Iceberg's own age rule (table property, 5 days by default) from
-    expiring more than the policy decided; files are left to this job (`cleanExpiredFiles`
-    false), which knows the tombstone files Iceberg does not.
-    """
-    from workers.spark.session import get_spark
-
-    spark = get_spark()
-    jvm = spark._jvm
-    assert jvm is not None
-    table = jvm.org.apache.iceberg.spark.Spark3Util.loadIcebergTable(
-        spark._jsparkSession, table_name
-    )
-    action = table.expireSnapshots()
-    for snapshot_id in snapshot_ids:
-        action = action.expireSnapshotId(snapshot_id)
-    action.expireOlderThan(0).cleanExpiredFiles(False).commit()
 
 
 def _job_pins(dataset_id: str, own_job: str) -> list[datetime]:
@@ -139,7 +114,13 @@ def expire(ctx: JobContext) -> dict[str, Any]:
                     )
                 )
         ctx.check_lease()
-        commit_expiry(f"{settings.catalog_name}.{identifier}", expired_ids)
+        from workers.spark import iceberg_java
+        from workers.spark.session import get_spark
+
+        spark = get_spark()
+        iceberg_java.expire_snapshots(
+            spark, iceberg_java.load_table(spark, identifier), expired_ids
+        )
         table = catalog.load_table(identifier)
         left = {s.snapshot_id for s in table.snapshots()} & set(expired_ids)
         if left:
@@ -191,3 +172,6 @@ def _sequence_at(table: Table, when: datetime) -> int:
     if not older:
         return 0
     return max(s.sequence_number or 0 for s in older)
+
+
+expire_task = job_task(TaskName.EXPIRE, expire)

@@ -7,26 +7,22 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-import app.restatements.service  # noqa: F401  (registers the failure hooks)
 from app.batches import repository as batches
+from app.batches import service as batch_service
 from app.config import get_settings
 from app.db import session_scope
+from app.jobs.kinds import TaskName
 from app.lake import commit as lake_commit
 from app.lake import tables
 from app.lake.catalog import get_catalog
 from app.lake.types import user_schema
-from app.models import Batch, BatchStatus, Dataset, Restatement, RestatementKind, RestatementState
-from workers.celery_app import celery
+from app.models import Dataset, Restatement, RestatementKind, RestatementState
+from workers.celery_app import job_task
 from workers.ingest.inputs import StagedFile
-from workers.restate.committer import outcome, wait_until_committed
-from workers.runtime import JobContext, PermanentJobError, run_job
+from workers.restatements.committer import outcome, wait_until_committed
+from workers.runtime import JobContext, PermanentJobError
 
 log = logging.getLogger(__name__)
-
-
-@celery.task(name="icebatch.restate")
-def restate_task(job_id: str) -> None:
-    run_job(job_id, restate)
 
 
 def restate(ctx: JobContext) -> dict[str, Any]:
@@ -51,20 +47,18 @@ def restate(ctx: JobContext) -> dict[str, Any]:
 
 def stage_replay(ctx: JobContext) -> None:
     """Write the replay batch's rows as uncommitted files; the restatement becomes ready."""
-    from workers.spark.jobs.stage import stage
+    from workers.restatements.stage import stage
     from workers.spark.progress import SparkProgress
     from workers.spark.session import get_spark
 
-    with session_scope() as session:
+    with ctx.fenced() as session:
         restatement = session.get(Restatement, ctx.subject_id)
         assert restatement is not None
         assert restatement.batch_id is not None
-        batch = session.get(Batch, restatement.batch_id)
+        batch = batch_service.start_processing(session, restatement.batch_id)
         dataset = session.get(Dataset, restatement.dataset_id)
-        assert batch is not None
         assert dataset is not None
         files = [StagedFile(f.name, Path(f.path)) for f in batches.files(session, batch.id)]
-        batch.status = BatchStatus.PROCESSING
         batch_id, fmt, identifier = batch.id, batch.format, dataset.table_identifier
     table = tables.ensure_properties(get_catalog().load_table(identifier))
     spark = get_spark()
@@ -85,10 +79,8 @@ def stage_replay(ctx: JobContext) -> None:
     )
     ctx.progress_fn = None
     if staged.errors:
-        with session_scope() as session:
-            batch = session.get(Batch, batch_id)
-            assert batch is not None
-            batch.errors, batch.row_count = staged.errors, staged.row_count
+        with ctx.fenced() as session:  # the batch fails when the job does (restatement release)
+            batch_service.record_errors(session, batch_id, staged.errors, staged.row_count)
         raise PermanentJobError(
             f"batch {batch_id} has invalid input; see the batch's errors",
             {"errors": len(staged.errors)},
@@ -96,10 +88,12 @@ def stage_replay(ctx: JobContext) -> None:
     described = lake_commit.data_files(table, staged.paths)
     paths = [f.file_path for f in described if f.record_count > 0]
     rows = sum(f.record_count for f in described)
-    ctx.check_lease()
-    with session_scope() as session:
+    with ctx.fenced() as session:
         restatement = session.get(Restatement, ctx.subject_id)
         assert restatement is not None
         restatement.data_files = paths
         restatement.result = {"row_count": rows, "staged_folder": staged.folder}
         restatement.state = RestatementState.READY
+
+
+restate_task = job_task(TaskName.RESTATE, restate)
