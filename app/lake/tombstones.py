@@ -17,9 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-import threading
 import uuid
-from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
@@ -31,6 +29,8 @@ import pyarrow.parquet as pq
 from pyiceberg.io import FileIO
 from pyiceberg.table import Table
 from pyiceberg.table.snapshots import Snapshot
+
+from app.lake.file_cache import FileCache
 
 FILE = "tombstone.file"
 ADDED = "tombstone.metrics.added.count"
@@ -106,28 +106,8 @@ def list_location(table: Table, snapshot: Snapshot | None) -> str | None:
     return None
 
 
-class FileCache:
-    """A small LRU of what immutable files hold, by path (tombstone lists and segments,
-    manifest lists and manifests never change once written); safe across threads."""
-
-    def __init__(self, size: int) -> None:
-        self.size, self.items = size, OrderedDict[str, Any]()
-        self.lock = threading.Lock()
-
-    def get(self, path: str, load: Any) -> Any:
-        with self.lock:
-            if path in self.items:
-                self.items.move_to_end(path)
-                return self.items[path]
-        value = load()  # outside the lock: two loads of one file are harmless
-        with self.lock:
-            self.items[path] = value
-            if len(self.items) > self.size:
-                self.items.popitem(last=False)
-        return value
-
-
-_LISTS, _SEGMENTS = FileCache(256), FileCache(1024)
+_LISTS: FileCache[TombstoneList] = FileCache(256)
+_SEGMENTS: FileCache[pa.Table] = FileCache(1024)
 
 
 def read_list(io: FileIO, location: str | None) -> TombstoneList:
@@ -138,8 +118,7 @@ def read_list(io: FileIO, location: str | None) -> TombstoneList:
         with io.new_input(location).open() as stream:
             return TombstoneList.from_json(stream.read().decode())
 
-    result: TombstoneList = _LISTS.get(location, load)
-    return result
+    return _LISTS.get(location, load)
 
 
 def read_segment(io: FileIO, path: str) -> pa.Table:
@@ -149,8 +128,7 @@ def read_segment(io: FileIO, path: str) -> pa.Table:
         with io.new_input(path).open() as stream:
             return pq.read_table(stream, schema=SCHEMA)
 
-    result: pa.Table = _SEGMENTS.get(path, load)
-    return result
+    return _SEGMENTS.get(path, load)
 
 
 def active(table: Table, snapshot: Snapshot | None) -> pa.Table:

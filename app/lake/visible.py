@@ -31,6 +31,7 @@ from pyiceberg.table.snapshots import Snapshot
 from pyiceberg.types import IntegerType, LongType, PrimitiveType, StringType
 
 from app.lake import tombstones
+from app.lake.file_cache import FileCache
 
 NAMESPACE_TYPES = (StringType, IntegerType, LongType)
 
@@ -42,25 +43,22 @@ class PlannedFile:
     snapshot_id: int  # the snapshot that added the file
 
 
-_MANIFEST_LISTS, _MANIFESTS = tombstones.FileCache(256), tombstones.FileCache(512)
+_MANIFEST_LISTS: FileCache[list[ManifestFile]] = FileCache(256)
+_MANIFESTS: FileCache[list[ManifestEntry]] = FileCache(512)
 
 
 def manifests(table: Table, snapshot: Snapshot) -> list[ManifestFile]:
     """The snapshot's manifests (its manifest list is read once per process, then cached)."""
-    found: list[ManifestFile] = _MANIFEST_LISTS.get(
-        snapshot.manifest_list, lambda: list(snapshot.manifests(table.io))
-    )
-    return found
+    return _MANIFEST_LISTS.get(snapshot.manifest_list, lambda: list(snapshot.manifests(table.io)))
 
 
 def entries(table: Table, manifest: ManifestFile) -> list[ManifestEntry]:
     """Every entry of a manifest, deleted ones included (read once per process, then cached:
     decoding Avro manifests is most of the fixed cost of a small read)."""
-    found: list[ManifestEntry] = _MANIFESTS.get(
+    return _MANIFESTS.get(
         manifest.manifest_path,
         lambda: list(manifest.fetch_manifest_entry(table.io, discard_deleted=False)),
     )
-    return found
 
 
 def plan(table: Table, snapshot: Snapshot | None) -> list[PlannedFile]:
