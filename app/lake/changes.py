@@ -165,18 +165,7 @@ def plan_appended(table: Table, rng: ChangeRange) -> list[FileTask]:
     committed = batches_in_range(table, rng)
     if not committed or rng.end is None:
         return []
-    schema = table.schema()
-    batch_field = schema.find_field(BATCH_COLUMN)
-    probe = visible.TombstoneFilter(
-        schema,
-        pa.table(
-            {
-                "namespace": pa.array([batch_field.field_id] * len(committed), pa.int32()),
-                "id": pa.array(list(committed), pa.string()),
-                "added_seq": pa.array([2**62] * len(committed), pa.int64()),
-            }
-        ),
-    )
+    probe = visible.TombstoneFilter.probe(table.schema(), BATCH_COLUMN, list(committed))
     hiding = visible.tombstone_filter(table, rng.end)
     tasks = []
     for planned in visible.plan(table, rng.end):

@@ -19,11 +19,10 @@ from pyiceberg.io import load_file_io
 from pyiceberg.io.pyarrow import ArrowScan, schema_to_pyarrow
 from pyiceberg.manifest import DataFile, DataFileContent, FileFormat
 from pyiceberg.schema import Schema
-from pyiceberg.table import FileScanTask, Table
+from pyiceberg.table import Table
 from pyiceberg.table.metadata import TableMetadataUtil
 from pyiceberg.typedef import Record
 
-from app.lake import visible
 from app.lake.changes import (
     CHANGE_FIELDS,
     GDPR,
@@ -35,6 +34,7 @@ from app.lake.changes import (
     plan_changes,
     rank,
 )
+from app.lake.masks import kept_batches
 from app.lake.types import BATCH_COLUMN
 
 
@@ -100,9 +100,7 @@ class FileReader:
         )
         data_file.spec_id = self.metadata.default_spec_id
         hidden = {c: pa.array(ids, self.types[c]) for c, ids in task.hidden.items()}
-        for batch in self.scan.to_record_batches([FileScanTask(data_file)]):
-            if hidden:
-                batch = batch.filter(visible.keep_mask(batch, hidden))
+        for batch in kept_batches(self.scan, data_file, hidden):
             if not batch.num_rows:
                 continue
             if task.change == "appended":
