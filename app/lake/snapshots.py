@@ -12,7 +12,9 @@ OPERATION = "icebatch.operation"
 # snapshot's sequence number as their data sequence number
 START_SNAPSHOT = "icebatch.start-snapshot-id"
 START_SEQUENCE = "icebatch.start-sequence-number"
-REWRITE_OPERATIONS = ("vacuum", "compact")
+# values of OPERATION: those that commit new batches, and those that only re-write live rows
+APPENDING = frozenset({"ingest", "replay", "cdc"})
+REWRITING = frozenset({"vacuum", "compact"})
 
 
 def summary_value(snapshot: Snapshot, key: str) -> str | None:
