@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 from pyiceberg.table import Table
 from pyiceberg.table.snapshots import Snapshot
 
@@ -20,6 +22,24 @@ REWRITING = frozenset({"vacuum", "compact"})
 def summary_value(snapshot: Snapshot, key: str) -> str | None:
     summary = snapshot.summary
     return summary.additional_properties.get(key) if summary else None
+
+
+def parse_time(text: str) -> datetime:
+    """An ISO 8601 time (`Z` allowed; no offset means UTC) for naming a snapshot by time.
+
+    Raises ValueError when `text` is not one.
+    """
+    moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def snapshot_at(table: Table, moment: datetime) -> Snapshot | None:
+    """The latest snapshot committed at or before `moment` (None: before the first)."""
+    millis = int(moment.timestamp() * 1000)
+    before = [s for s in table.snapshots() if s.timestamp_ms <= millis]
+    if not before:
+        return None
+    return max(before, key=lambda s: (s.timestamp_ms, s.sequence_number or 0))
 
 
 def find_by_request_id(table: Table, request_id: str) -> Snapshot | None:
