@@ -288,13 +288,6 @@ def _write_list(io: FileIO, folder: str, listed: TombstoneList, tag: str) -> str
     return list_path
 
 
-def vacuumed(table: Table, snapshot: Snapshot) -> pa.Table:
-    """The tombstones a vacuum snapshot purged (empty for any other snapshot)."""
-    own = snapshot.summary.additional_properties if snapshot.summary else {}
-    path = own.get(VACUUM_FILE)
-    return read_segment(table.io, path) if path else SCHEMA.empty_table()
-
-
 def discard(io: FileIO, paths: Iterable[str]) -> None:
     """Delete files of a commit that did not land (best effort: orphan cleanup catches the rest)."""
     for path in paths:
