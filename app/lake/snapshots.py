@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import UTC, datetime
 
 from pyiceberg.table import Table
@@ -19,9 +20,15 @@ APPENDING = frozenset({"ingest", "replay", "cdc"})
 REWRITING = frozenset({"vacuum", "compact"})
 
 
+def own_properties(snapshot: Snapshot | None) -> Mapping[str, str]:
+    """The summary properties `snapshot` itself set (none inherited; none without a snapshot)."""
+    summary = snapshot.summary if snapshot is not None else None
+    return summary.additional_properties if summary is not None else {}
+
+
 def summary_value(snapshot: Snapshot, key: str) -> str | None:
-    summary = snapshot.summary
-    return summary.additional_properties.get(key) if summary else None
+    """One summary property of `snapshot` itself, if it set it."""
+    return own_properties(snapshot).get(key)
 
 
 def parse_time(text: str) -> datetime:
@@ -51,5 +58,5 @@ def find_by_request_id(table: Table, request_id: str) -> Snapshot | None:
 
 
 def added_records(snapshot: Snapshot) -> int:
-    summary = snapshot.summary
-    return int(summary.additional_properties.get("added-records", 0)) if summary else 0
+    """How many rows `snapshot` added (Iceberg's own summary count)."""
+    return int(own_properties(snapshot).get("added-records", 0))

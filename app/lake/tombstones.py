@@ -31,6 +31,7 @@ from pyiceberg.table import Table
 from pyiceberg.table.snapshots import Snapshot
 
 from app.lake.file_cache import FileCache
+from app.lake.snapshots import own_properties
 
 FILE = "tombstone.file"
 ADDED = "tombstone.metrics.added.count"
@@ -97,9 +98,9 @@ class TombstoneList:
 def list_location(table: Table, snapshot: Snapshot | None) -> str | None:
     """The tombstone list in force at `snapshot`: its own or its nearest ancestor's."""
     while snapshot is not None:
-        summary = snapshot.summary
-        if summary is not None and FILE in summary.additional_properties:
-            return summary.additional_properties[FILE] or None
+        own = own_properties(snapshot)
+        if FILE in own:
+            return own[FILE] or None
         if snapshot.parent_snapshot_id is None:
             return None
         snapshot = table.snapshot_by_id(snapshot.parent_snapshot_id)
@@ -298,7 +299,7 @@ def discard(io: FileIO, paths: Iterable[str]) -> None:
 def metrics(table: Table, snapshot: Snapshot | None) -> dict[str, Any]:
     """The tombstone keys in force at `snapshot` (inherited from an ancestor when unchanged)."""
     location = list_location(table, snapshot)
-    own = snapshot.summary.additional_properties if snapshot and snapshot.summary else {}
+    own = own_properties(snapshot)
     return {
         "file": location,
         "inherited": FILE not in own,
