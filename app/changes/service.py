@@ -15,16 +15,15 @@ from app.changes.schemas import ExportCreate, ExportOut
 from app.errors import Gone, InvalidInput, SnapshotNotFound
 from app.jobs import service as jobs
 from app.jobs.kinds import ExportPayload, JobKind
-from app.lake import changes, changes_read
+from app.lake import changes, changes_read, snapshots
 from app.models import Dataset, ExpiredSnapshot
 
 
 def _time(name: str, value: str) -> datetime:
     try:
-        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        return snapshots.parse_time(value)
     except ValueError:
         raise InvalidInput(f"{name}={value!r} is not an ISO 8601 time") from None
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 def _aware(value: datetime) -> datetime:
@@ -75,12 +74,7 @@ class RangeResolver:
     def by_time(self, name: str, value: str) -> Snapshot | None:
         """The latest snapshot committed at or before the time (None: before the first)."""
         moment = _time(name, value)
-        millis = int(moment.timestamp() * 1000)
-        found = max(
-            (s for s in self.table.snapshots() if s.timestamp_ms <= millis),
-            key=lambda s: (s.timestamp_ms, s.sequence_number or 0),
-            default=None,
-        )
+        found = snapshots.snapshot_at(self.table, moment)
         floor = (found.sequence_number or 0) if found else -1
         lost = self.session.scalar(
             select(ExpiredSnapshot)

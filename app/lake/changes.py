@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pyarrow as pa
@@ -45,10 +45,7 @@ from pyiceberg.types import StringType
 from app.lake import snapshots, tombstones, visible
 from app.lake.types import BATCH_COLUMN
 
-KINDS = ("appended", "deleted")
-APPENDING = frozenset({"ingest", "replay", "cdc"})
-REWRITING = frozenset({"vacuum", "compact"})
-CHANGE_FIELDS = [
+CHANGE_FIELDS = [  # the columns a change row adds to the table's columns
     pa.field("_change_type", pa.string()),
     pa.field("_operation", pa.string()),
     pa.field("_request_id", pa.string()),
@@ -117,11 +114,24 @@ def snapshot_range(table: Table, start: Snapshot | None, end: Snapshot | None) -
     return ChangeRange(start, end, tuple(chain))
 
 
-# a tombstone as a task carries it: (value typed like the column, added_seq, operation,
-# request_id, added_snapshot_id, the earliest added_seq of the value's tombstones in the window)
-TaskTombstone = tuple[Any, int, str, str | None, int, int]
-# an in-range batch: (batch id, operation, request_id, committing snapshot id)
-TaskBatch = tuple[str, str, str | None, int]
+class TaskTombstone(NamedTuple):
+    """A tombstone as a FileTask carries it (a JSON list, in this order)."""
+
+    value: Any  # typed like the column
+    added_seq: int
+    operation: str
+    request_id: str | None
+    snapshot_id: int  # the snapshot that added it
+    earliest_seq: int  # the earliest added_seq of the value's tombstones in the window
+
+
+class TaskBatch(NamedTuple):
+    """A batch the range committed, as a FileTask carries it (a JSON list, in this order)."""
+
+    batch_id: str
+    operation: str
+    request_id: str | None
+    snapshot_id: int  # the snapshot that committed it
 
 
 @dataclass
@@ -147,8 +157,8 @@ class FileTask:
     @classmethod
     def from_json(cls, text: str) -> FileTask:
         raw = json.loads(text)
-        raw["batches"] = [tuple(b) for b in raw["batches"]]
-        raw["matches"] = {c: [tuple(t) for t in ts] for c, ts in raw["matches"].items()}
+        raw["batches"] = [TaskBatch(*b) for b in raw["batches"]]
+        raw["matches"] = {c: [TaskTombstone(*t) for t in ts] for c, ts in raw["matches"].items()}
         return cls(**raw)
 
 
@@ -165,18 +175,7 @@ def plan_appended(table: Table, rng: ChangeRange) -> list[FileTask]:
     committed = batches_in_range(table, rng)
     if not committed or rng.end is None:
         return []
-    schema = table.schema()
-    batch_field = schema.find_field(BATCH_COLUMN)
-    probe = visible.TombstoneFilter(
-        schema,
-        pa.table(
-            {
-                "namespace": pa.array([batch_field.field_id] * len(committed), pa.int32()),
-                "id": pa.array(list(committed), pa.string()),
-                "added_seq": pa.array([2**62] * len(committed), pa.int64()),
-            }
-        ),
-    )
+    probe = visible.TombstoneFilter.probe(table.schema(), BATCH_COLUMN, list(committed))
     hiding = visible.tombstone_filter(table, rng.end)
     tasks = []
     for planned in visible.plan(table, rng.end):
@@ -191,25 +190,24 @@ def plan_appended(table: Table, rng: ChangeRange) -> list[FileTask]:
                 planned.data_file.file_path,
                 planned.sequence_number,
                 planned.data_file.record_count,
-                batches=[(b, *committed[b]) for b in wanted.to_pylist()],
+                batches=[committed[b] for b in wanted.to_pylist()],
                 hidden={c: ids.to_pylist() for c, ids in hiding.candidates(planned).items()},
             )
         )
     return tasks
 
 
-def batches_in_range(table: Table, rng: ChangeRange) -> dict[str, tuple[str, str | None, int]]:
-    """Batch id -> (operation, request id, snapshot id) of every batch the range committed."""
-    found: dict[str, tuple[str, str | None, int]] = {}
+def batches_in_range(table: Table, rng: ChangeRange) -> dict[str, TaskBatch]:
+    """Every batch the range committed, by id, with who committed it."""
+    found: dict[str, TaskBatch] = {}
     for snapshot in rng.chain:
         operation = snapshots.summary_value(snapshot, snapshots.OPERATION)
-        if operation not in APPENDING:
+        if operation not in snapshots.APPENDING:
             continue
         request_id = snapshots.summary_value(snapshot, snapshots.REQUEST_ID)
-        who = (operation, request_id, snapshot.snapshot_id)
         named = snapshots.summary_value(snapshot, snapshots.BATCH_ID)
         for batch_id in [named] if named else added_batches(table, snapshot):
-            found[batch_id] = who
+            found[batch_id] = TaskBatch(batch_id, operation, request_id, snapshot.snapshot_id)
     return found
 
 
@@ -277,7 +275,7 @@ class _RangeIndex:
             index: dict[Any, list[TaskTombstone]] = {}
             for value, row in zip(values, mine.to_pylist(), strict=True):
                 index.setdefault(value, []).append(
-                    (
+                    TaskTombstone(
                         value,
                         row["added_seq"],
                         row["operation"] or "",
@@ -301,19 +299,20 @@ class _RangeIndex:
             index = self.by_column[column]
             picked = []
             for value in ids.to_pylist():
-                fitting = [t for t in index.get(value, ()) if low < t[1]]
+                fitting = [t for t in index.get(value, ()) if low < t.added_seq]
                 if fitting:
-                    earliest = min(t[1] for t in fitting)
-                    picked.append((*min(fitting, key=rank)[:5], earliest))
+                    earliest = min(t.added_seq for t in fitting)
+                    picked.append(min(fitting, key=rank)._replace(earliest_seq=earliest))
             if picked:
                 found[column] = picked
-        if not any(t[5] <= high for picked in found.values() for t in picked):
+        if not any(t.earliest_seq <= high for picked in found.values() for t in picked):
             return {}
         return found
 
 
 def rank(tombstone: TaskTombstone) -> int:
-    return tombstone[1] + (0 if tombstone[2] == GDPR else _NOT_GDPR)
+    """The order in which tombstones say why a row is deleted: GDPR first, then the earliest."""
+    return tombstone.added_seq + (0 if tombstone.operation == GDPR else _NOT_GDPR)
 
 
 def plan_deleted(table: Table, rng: ChangeRange) -> list[FileTask]:
@@ -350,7 +349,7 @@ def plan_deleted(table: Table, rng: ChangeRange) -> list[FileTask]:
     for planned in visible.plan(table, rng.end):  # (a)
         add(planned, rng.end_seq)
     for rewrite in rng.chain:  # (b)
-        if snapshots.summary_value(rewrite, snapshots.OPERATION) not in REWRITING:
+        if snapshots.summary_value(rewrite, snapshots.OPERATION) not in snapshots.REWRITING:
             continue
         start = snapshots.summary_value(rewrite, snapshots.START_SEQUENCE)
         parent = (

@@ -19,11 +19,10 @@ from pyiceberg.io import load_file_io
 from pyiceberg.io.pyarrow import ArrowScan, schema_to_pyarrow
 from pyiceberg.manifest import DataFile, DataFileContent, FileFormat
 from pyiceberg.schema import Schema
-from pyiceberg.table import FileScanTask, Table
+from pyiceberg.table import Table
 from pyiceberg.table.metadata import TableMetadataUtil
 from pyiceberg.typedef import Record
 
-from app.lake import visible
 from app.lake.changes import (
     CHANGE_FIELDS,
     GDPR,
@@ -35,6 +34,7 @@ from app.lake.changes import (
     plan_changes,
     rank,
 )
+from app.lake.masks import kept_batches
 from app.lake.types import BATCH_COLUMN
 
 
@@ -100,9 +100,7 @@ class FileReader:
         )
         data_file.spec_id = self.metadata.default_spec_id
         hidden = {c: pa.array(ids, self.types[c]) for c, ids in task.hidden.items()}
-        for batch in self.scan.to_record_batches([FileScanTask(data_file)]):
-            if hidden:
-                batch = batch.filter(visible.keep_mask(batch, hidden))
+        for batch in kept_batches(self.scan, data_file, hidden):
             if not batch.num_rows:
                 continue
             if task.change == "appended":
@@ -116,18 +114,17 @@ class FileReader:
     def _appended(
         self, batch: pa.RecordBatch, batches: list[TaskBatch]
     ) -> Iterator[pa.RecordBatch]:
-        ids = pa.array([b[0] for b in batches], pa.string())
+        ids = pa.array([b.batch_id for b in batches], pa.string())
         position = pc.index_in(batch.column(BATCH_COLUMN).cast(pa.string()), value_set=ids)
         keep = pc.is_valid(position)
         batch, position = batch.filter(keep), position.filter(keep)
         picked = pc.cast(position, pa.int64()).to_numpy(zero_copy_only=False)
-        columns = list(zip(*batches, strict=True)) if batches else [(), (), (), ()]
         yield self._annotate(
             batch,
             "appended",
-            np.asarray(columns[1], dtype=object)[picked],
-            np.asarray(columns[2], dtype=object)[picked],
-            np.asarray(columns[3], dtype=object)[picked],
+            np.asarray([b.operation for b in batches], dtype=object)[picked],
+            np.asarray([b.request_id for b in batches], dtype=object)[picked],
+            np.asarray([b.snapshot_id for b in batches], dtype=object)[picked],
         )
 
     def _deleted(
@@ -140,21 +137,21 @@ class FileReader:
         request = np.full(rows, None, dtype=object)
         snapshot = np.full(rows, None, dtype=object)
         for column, found in matches.items():
-            values = pa.array([t[0] for t in found], self.types[column])
+            values = pa.array([t.value for t in found], self.types[column])
             position = pc.index_in(batch.column(column), value_set=values)
             picked = pc.fill_null(pc.cast(position, pa.int64()), -1).to_numpy(zero_copy_only=False)
             ranks = np.array([rank(t) for t in found] + [NO_MATCH], dtype=np.int64)
             row_rank = ranks[picked]  # -1 picks the sentinel
-            earliest = np.array([t[5] for t in found] + [NO_MATCH], dtype=np.int64)
+            earliest = np.array([t.earliest_seq for t in found] + [NO_MATCH], dtype=np.int64)
             deleted |= earliest[picked] <= limit
             better = row_rank < best
             if not better.any():
                 continue
             chosen = picked[better]
             best[better] = row_rank[better]
-            operation[better] = np.asarray([t[2] for t in found], dtype=object)[chosen]
-            request[better] = np.asarray([t[3] for t in found], dtype=object)[chosen]
-            snapshot[better] = np.asarray([t[4] for t in found], dtype=object)[chosen]
+            operation[better] = np.asarray([t.operation for t in found], dtype=object)[chosen]
+            request[better] = np.asarray([t.request_id for t in found], dtype=object)[chosen]
+            snapshot[better] = np.asarray([t.snapshot_id for t in found], dtype=object)[chosen]
         matched = deleted & (best < NO_MATCH)
         gdpr = matched & (operation == GDPR)
         plain = matched & ~gdpr
@@ -185,12 +182,8 @@ class FileReader:
             column.cast(self.target.field(i).type)
             for i, column in enumerate(batch.columns[: self.table_fields])
         ]
-        columns += [
-            pa.array([change] * rows, pa.string()),
-            pa.array(operation.tolist(), pa.string()),
-            pa.array(request.tolist(), pa.string()),
-            pa.array(snapshot.tolist(), pa.int64()),
-        ]
+        values = ([change] * rows, operation.tolist(), request.tolist(), snapshot.tolist())
+        columns += [pa.array(v, f.type) for f, v in zip(CHANGE_FIELDS, values, strict=True)]
         return pa.RecordBatch.from_arrays(columns, schema=self.target)
 
 

@@ -21,6 +21,7 @@ from pyiceberg.table.snapshots import Snapshot
 
 from app.config import get_settings
 from app.lake import tombstones
+from app.lake.snapshots import own_properties
 
 VACUUM_FILE = tombstones.VACUUM_FILE
 STAGED_PREFIX = "staged-"
@@ -63,10 +64,6 @@ class RetentionPlan:
     expired: list[Snapshot]
     pinned_by: dict[str, list[int]] = field(default_factory=dict)
     ignored_pins: list[str] = field(default_factory=list)
-
-
-def own_properties(snapshot: Snapshot) -> dict[str, str]:
-    return dict(snapshot.summary.additional_properties) if snapshot.summary else {}
 
 
 def newest_first(snapshots: Iterable[Snapshot]) -> list[Snapshot]:

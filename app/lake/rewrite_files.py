@@ -16,6 +16,7 @@ import pyarrow.parquet as pq
 from pyiceberg.io.pyarrow import PyArrowFileIO
 
 from app.lake import visible
+from app.lake.masks import hidden_mask, keep_mask, typed_ids
 
 
 @dataclass
@@ -73,13 +74,7 @@ def _read(io: PyArrowFileIO, item: RewriteInput, target: pa.Schema) -> tuple[pa.
         table = pq.read_table(stream)
     rows_in, size = table.num_rows, len(source)
     if item.hide and rows_in:
-        keep: pa.Array | None = None
-        for column, ids in item.hide.items():
-            values = table.column(column)
-            hidden = pc.fill_null(pc.is_in(values, value_set=pa.array(ids, values.type)), False)
-            mask = pc.invert(hidden)
-            keep = mask if keep is None else pc.and_(keep, mask)
-        table = table.filter(keep)
+        table = table.filter(keep_mask(table, typed_ids(table, item.hide)))
     columns = [
         table.column(f.name).cast(f.type)
         if f.name in table.column_names
@@ -128,10 +123,6 @@ def count_hidden(task: RewriteTask) -> int:
             continue
         with io.new_input(item.path).open() as stream:
             table = pq.read_table(stream, columns=list(item.hide))
-        mask: pa.Array | None = None
-        for column, ids in item.hide.items():
-            values = table.column(column)
-            hit = pc.fill_null(pc.is_in(values, value_set=pa.array(ids, values.type)), False)
-            mask = hit if mask is None else pc.or_(mask, hit)
-        hidden += int(pc.sum(mask).as_py() or 0) if mask is not None else 0
+        mask = hidden_mask(table, typed_ids(table, item.hide))
+        hidden += int(pc.sum(mask).as_py() or 0)
     return hidden

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from datetime import UTC, datetime
+
 from pyiceberg.table import Table
 from pyiceberg.table.snapshots import Snapshot
 
@@ -12,12 +15,38 @@ OPERATION = "icebatch.operation"
 # snapshot's sequence number as their data sequence number
 START_SNAPSHOT = "icebatch.start-snapshot-id"
 START_SEQUENCE = "icebatch.start-sequence-number"
-REWRITE_OPERATIONS = ("vacuum", "compact")
+# values of OPERATION: those that commit new batches, and those that only re-write live rows
+APPENDING = frozenset({"ingest", "replay", "cdc"})
+REWRITING = frozenset({"vacuum", "compact"})
+
+
+def own_properties(snapshot: Snapshot | None) -> Mapping[str, str]:
+    """The summary properties `snapshot` itself set (none inherited; none without a snapshot)."""
+    summary = snapshot.summary if snapshot is not None else None
+    return summary.additional_properties if summary is not None else {}
 
 
 def summary_value(snapshot: Snapshot, key: str) -> str | None:
-    summary = snapshot.summary
-    return summary.additional_properties.get(key) if summary else None
+    """One summary property of `snapshot` itself, if it set it."""
+    return own_properties(snapshot).get(key)
+
+
+def parse_time(text: str) -> datetime:
+    """An ISO 8601 time (`Z` allowed; no offset means UTC) for naming a snapshot by time.
+
+    Raises ValueError when `text` is not one.
+    """
+    moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def snapshot_at(table: Table, moment: datetime) -> Snapshot | None:
+    """The latest snapshot committed at or before `moment` (None: before the first)."""
+    millis = int(moment.timestamp() * 1000)
+    before = [s for s in table.snapshots() if s.timestamp_ms <= millis]
+    if not before:
+        return None
+    return max(before, key=lambda s: (s.timestamp_ms, s.sequence_number or 0))
 
 
 def find_by_request_id(table: Table, request_id: str) -> Snapshot | None:
@@ -29,5 +58,5 @@ def find_by_request_id(table: Table, request_id: str) -> Snapshot | None:
 
 
 def added_records(snapshot: Snapshot) -> int:
-    summary = snapshot.summary
-    return int(summary.additional_properties.get("added-records", 0)) if summary else 0
+    """How many rows `snapshot` added (Iceberg's own summary count)."""
+    return int(own_properties(snapshot).get("added-records", 0))

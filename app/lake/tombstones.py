@@ -17,9 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-import threading
 import uuid
-from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
@@ -31,6 +29,9 @@ import pyarrow.parquet as pq
 from pyiceberg.io import FileIO
 from pyiceberg.table import Table
 from pyiceberg.table.snapshots import Snapshot
+
+from app.lake.file_cache import FileCache
+from app.lake.snapshots import own_properties
 
 FILE = "tombstone.file"
 ADDED = "tombstone.metrics.added.count"
@@ -97,37 +98,17 @@ class TombstoneList:
 def list_location(table: Table, snapshot: Snapshot | None) -> str | None:
     """The tombstone list in force at `snapshot`: its own or its nearest ancestor's."""
     while snapshot is not None:
-        summary = snapshot.summary
-        if summary is not None and FILE in summary.additional_properties:
-            return summary.additional_properties[FILE] or None
+        own = own_properties(snapshot)
+        if FILE in own:
+            return own[FILE] or None
         if snapshot.parent_snapshot_id is None:
             return None
         snapshot = table.snapshot_by_id(snapshot.parent_snapshot_id)
     return None
 
 
-class FileCache:
-    """A small LRU of what immutable files hold, by path (tombstone lists and segments,
-    manifest lists and manifests never change once written); safe across threads."""
-
-    def __init__(self, size: int) -> None:
-        self.size, self.items = size, OrderedDict[str, Any]()
-        self.lock = threading.Lock()
-
-    def get(self, path: str, load: Any) -> Any:
-        with self.lock:
-            if path in self.items:
-                self.items.move_to_end(path)
-                return self.items[path]
-        value = load()  # outside the lock: two loads of one file are harmless
-        with self.lock:
-            self.items[path] = value
-            if len(self.items) > self.size:
-                self.items.popitem(last=False)
-        return value
-
-
-_LISTS, _SEGMENTS = FileCache(256), FileCache(1024)
+_LISTS: FileCache[TombstoneList] = FileCache(256)
+_SEGMENTS: FileCache[pa.Table] = FileCache(1024)
 
 
 def read_list(io: FileIO, location: str | None) -> TombstoneList:
@@ -138,8 +119,7 @@ def read_list(io: FileIO, location: str | None) -> TombstoneList:
         with io.new_input(location).open() as stream:
             return TombstoneList.from_json(stream.read().decode())
 
-    result: TombstoneList = _LISTS.get(location, load)
-    return result
+    return _LISTS.get(location, load)
 
 
 def read_segment(io: FileIO, path: str) -> pa.Table:
@@ -149,8 +129,7 @@ def read_segment(io: FileIO, path: str) -> pa.Table:
         with io.new_input(path).open() as stream:
             return pq.read_table(stream, schema=SCHEMA)
 
-    result: pa.Table = _SEGMENTS.get(path, load)
-    return result
+    return _SEGMENTS.get(path, load)
 
 
 def active(table: Table, snapshot: Snapshot | None) -> pa.Table:
@@ -310,13 +289,6 @@ def _write_list(io: FileIO, folder: str, listed: TombstoneList, tag: str) -> str
     return list_path
 
 
-def vacuumed(table: Table, snapshot: Snapshot) -> pa.Table:
-    """The tombstones a vacuum snapshot purged (empty for any other snapshot)."""
-    own = snapshot.summary.additional_properties if snapshot.summary else {}
-    path = own.get(VACUUM_FILE)
-    return read_segment(table.io, path) if path else SCHEMA.empty_table()
-
-
 def discard(io: FileIO, paths: Iterable[str]) -> None:
     """Delete files of a commit that did not land (best effort: orphan cleanup catches the rest)."""
     for path in paths:
@@ -327,7 +299,7 @@ def discard(io: FileIO, paths: Iterable[str]) -> None:
 def metrics(table: Table, snapshot: Snapshot | None) -> dict[str, Any]:
     """The tombstone keys in force at `snapshot` (inherited from an ancestor when unchanged)."""
     location = list_location(table, snapshot)
-    own = snapshot.summary.additional_properties if snapshot and snapshot.summary else {}
+    own = own_properties(snapshot)
     return {
         "file": location,
         "inherited": FILE not in own,

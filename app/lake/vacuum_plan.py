@@ -26,7 +26,6 @@ class PlannedRewrite:
     bytes: int
     records: int
     sequence_number: int
-    candidate_ids: int  # tombstoned ids its bounds may hold, over every namespace
     planned: visible.PlannedFile = field(compare=False, repr=False)
 
 
@@ -75,8 +74,7 @@ def plan_vacuum(
     )
     for planned in files:
         hits = [_positions(ns, planned) for ns in filt.namespaces]
-        count = sum(len(h) for h in hits)
-        if not count:
+        if not any(len(h) for h in hits):
             continue
         plan.exposed_files += 1
         data_file = planned.data_file
@@ -90,7 +88,6 @@ def plan_vacuum(
                     data_file.file_size_in_bytes,
                     data_file.record_count,
                     planned.sequence_number,
-                    count,
                     planned,
                 )
             )

@@ -26,11 +26,13 @@ from pyiceberg.manifest import (
     ManifestFile,
 )
 from pyiceberg.schema import Schema
-from pyiceberg.table import FileScanTask, Table
+from pyiceberg.table import Table
 from pyiceberg.table.snapshots import Snapshot
 from pyiceberg.types import IntegerType, LongType, PrimitiveType, StringType
 
 from app.lake import tombstones
+from app.lake.file_cache import FileCache
+from app.lake.masks import hidden_mask, kept_batches
 
 NAMESPACE_TYPES = (StringType, IntegerType, LongType)
 
@@ -42,25 +44,22 @@ class PlannedFile:
     snapshot_id: int  # the snapshot that added the file
 
 
-_MANIFEST_LISTS, _MANIFESTS = tombstones.FileCache(256), tombstones.FileCache(512)
+_MANIFEST_LISTS: FileCache[list[ManifestFile]] = FileCache(256)
+_MANIFESTS: FileCache[list[ManifestEntry]] = FileCache(512)
 
 
 def manifests(table: Table, snapshot: Snapshot) -> list[ManifestFile]:
     """The snapshot's manifests (its manifest list is read once per process, then cached)."""
-    found: list[ManifestFile] = _MANIFEST_LISTS.get(
-        snapshot.manifest_list, lambda: list(snapshot.manifests(table.io))
-    )
-    return found
+    return _MANIFEST_LISTS.get(snapshot.manifest_list, lambda: list(snapshot.manifests(table.io)))
 
 
 def entries(table: Table, manifest: ManifestFile) -> list[ManifestEntry]:
     """Every entry of a manifest, deleted ones included (read once per process, then cached:
     decoding Avro manifests is most of the fixed cost of a small read)."""
-    found: list[ManifestEntry] = _MANIFESTS.get(
+    return _MANIFESTS.get(
         manifest.manifest_path,
         lambda: list(manifest.fetch_manifest_entry(table.io, discard_deleted=False)),
     )
-    return found
 
 
 def plan(table: Table, snapshot: Snapshot | None) -> list[PlannedFile]:
@@ -110,7 +109,6 @@ class TombstoneFilter:
 
     def __init__(self, schema: Schema, active: pa.Table) -> None:
         self.namespaces: list[Namespace] = []
-        self.count = active.num_rows
         if not active.num_rows:
             return
         grouped = active.group_by(["namespace", "id"]).aggregate([("added_seq", "max")])
@@ -135,6 +133,22 @@ class TombstoneFilter:
                     values,
                 )
             )
+
+    @classmethod
+    def probe(cls, schema: Schema, column: str, ids: list[str]) -> TombstoneFilter:
+        """A filter of `ids` on `column` as if tombstoned after every file: its candidates are
+        the ids each file's bounds may hold (to find their rows, not to hide them)."""
+        field_id = schema.find_field(column).field_id
+        return cls(
+            schema,
+            pa.table(
+                {
+                    "namespace": pa.array([field_id] * len(ids), pa.int32()),
+                    "id": pa.array(ids, pa.string()),
+                    "added_seq": pa.array([2**62] * len(ids), pa.int64()),
+                }
+            ),
+        )
 
     def candidates(self, planned: PlannedFile) -> dict[str, pa.Array]:
         """Per column, the tombstoned ids that may hide rows of this file (empty: read as is)."""
@@ -170,18 +184,8 @@ def bounds_window(ns: Namespace, data_file: DataFile, ids: np.ndarray) -> tuple[
     return (start, end) if end > start else None
 
 
-def keep_mask(batch: pa.RecordBatch, candidates: dict[str, pa.Array]) -> pa.Array:
-    """True for the rows of `batch` that no candidate id hides."""
-    keep: pa.Array | None = None
-    for column, ids in candidates.items():
-        hidden = pc.fill_null(pc.is_in(batch.column(column), value_set=ids), False)
-        mask = pc.invert(hidden)
-        keep = mask if keep is None else pc.and_(keep, mask)
-    assert keep is not None
-    return keep
-
-
 def tombstone_filter(table: Table, snapshot: Snapshot | None) -> TombstoneFilter:
+    """The filter of every tombstone active at `snapshot`."""
     return TombstoneFilter(table.schema(), tombstones.active(table, snapshot))
 
 
@@ -203,10 +207,7 @@ def row_batches(
 
     def batches() -> Iterator[pa.RecordBatch]:
         for planned in plan(table, snapshot):
-            candidates = filt.candidates(planned)
-            for batch in scan.to_record_batches([FileScanTask(planned.data_file)]):
-                if candidates:
-                    batch = batch.filter(keep_mask(batch, candidates))
+            for batch in kept_batches(scan, planned.data_file, filt.candidates(planned)):
                 if batch.num_rows:
                     yield batch.select(names)
 
@@ -222,17 +223,7 @@ def count_by_value(
     if snapshot is None or not ids:
         return {}
     schema = table.schema()
-    target = schema.find_field(column)
-    probe = TombstoneFilter(
-        schema,
-        pa.table(
-            {
-                "namespace": pa.array([target.field_id] * len(ids), pa.int32()),
-                "id": pa.array(ids, pa.string()),
-                "added_seq": pa.array([2**62] * len(ids), pa.int64()),
-            }
-        ),
-    )
+    probe = TombstoneFilter.probe(schema, column, ids)
     filt = tombstone_filter(table, snapshot)
     scan = ArrowScan(
         table.metadata, table.io, schema.select(*{column, *filt.columns}), AlwaysTrue()
@@ -242,11 +233,8 @@ def count_by_value(
         wanted = probe.candidates(planned)
         if not wanted:
             continue
-        hiding = filt.candidates(planned)
-        for batch in scan.to_record_batches([FileScanTask(planned.data_file)]):
-            if hiding:
-                batch = batch.filter(keep_mask(batch, hiding))
-            matched = batch.filter(pc.invert(keep_mask(batch, wanted))).column(column)
+        for batch in kept_batches(scan, planned.data_file, filt.candidates(planned)):
+            matched = batch.filter(hidden_mask(batch, wanted)).column(column)
             for entry in pc.value_counts(matched).to_pylist():
                 key = str(entry["values"])
                 counts[key] = counts.get(key, 0) + int(entry["counts"])

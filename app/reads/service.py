@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import UTC, datetime
 
 import pyarrow as pa
 from pyiceberg.table import Table
 from pyiceberg.table.snapshots import Snapshot
 
 from app.errors import InvalidInput, SnapshotNotFound
-from app.lake import visible
+from app.lake import snapshots, visible
 
 
 def resolve_as_of(table: Table, as_of: str | None) -> Snapshot | None:
@@ -23,18 +22,15 @@ def resolve_as_of(table: Table, as_of: str | None) -> Snapshot | None:
             raise SnapshotNotFound(f"snapshot {as_of} is not in this dataset's snapshot log")
         return snapshot
     try:
-        moment = datetime.fromisoformat(as_of.replace("Z", "+00:00"))
+        moment = snapshots.parse_time(as_of)
     except ValueError:
         raise InvalidInput(
             f"as_of={as_of!r} is neither a snapshot id nor an ISO 8601 time"
         ) from None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    millis = int(moment.timestamp() * 1000)
-    candidates = [s for s in table.snapshots() if s.timestamp_ms <= millis]
-    if not candidates:
+    found = snapshots.snapshot_at(table, moment)
+    if found is None:
         raise SnapshotNotFound(f"the dataset has no snapshot at or before {moment.isoformat()}")
-    return max(candidates, key=lambda s: (s.timestamp_ms, s.sequence_number or 0))
+    return found
 
 
 def row_batches(

@@ -2,7 +2,9 @@
 
 Runs on the failure path only: re-reads one uploaded file (CSV, JSON lines or Parquet) as a
 stream and reports each problem as a `RowError`, in file order, stopping at `limit`.
-The rules mirror the ingest's (see `explain_file`). Pure Python: no PySpark.
+The rules mirror the ingest's (see `explain_file`; the value rules are in `values`). Pure
+Python: no PySpark. The file-level checks (`check_csv_header`, `parquet_file_errors`) also run
+before the ingest reads anything.
 """
 
 from __future__ import annotations
@@ -12,11 +14,8 @@ import dataclasses
 import itertools
 import json
 import re
-from base64 import b64decode
-from collections.abc import Callable, Generator, Iterator
-from datetime import date, datetime
+from collections.abc import Generator, Iterator
 from decimal import Decimal
-from functools import partial
 from pathlib import Path
 from typing import Literal, TextIO
 
@@ -27,60 +26,22 @@ from pyiceberg import types as ice
 from pyiceberg.io.pyarrow import schema_to_pyarrow
 from pyiceberg.schema import Schema
 
-BATCH_COLUMN = "_batch_id"
-MAX_VALUE_CHARS = 100
-MISSING = "required field is missing"
+from app.lake.types import BATCH_COLUMN
+from workers.ingest.values import (
+    MISSING,
+    Problem,
+    check_cell,
+    check_value,
+    kind_of,
+    missing_reason,
+    type_name,
+)
 
-Problem = tuple[str, str | None, str]  # (field path, offending raw value, reason)
+MAX_VALUE_CHARS = 100
 Errors = Generator["RowError", None, None]
 Format = Literal["csv", "json", "parquet"]
 
-_NUMBER = r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
-_INT_RE = re.compile(r"[+-]?[0-9]+")
-_FLOAT_RE = re.compile(rf"{_NUMBER}|[+-]?(?:nan|inf|infinity)", re.IGNORECASE)
-_DECIMAL_RE = re.compile(_NUMBER)
 _BAD_BYTE_RE = re.compile("[\udc80-\udcff]")  # undecodable bytes (surrogateescape)
-_DATE_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
-_TIMESTAMP_RE = re.compile(
-    r"[0-9]{4}-[0-9]{2}-[0-9]{2}[ T][0-9]{2}:[0-9]{2}(?::[0-9]{2}(?:\.[0-9]{1,6})?)?"
-    r"(?:Z|[+-][0-9]{2}(?::?[0-9]{2})?)?"
-)
-# Types are dispatched with `type(t) in ...`: `isinstance` on pyiceberg's (pydantic) types is
-# slow enough to double the time spent on a file of a million cells.
-_NESTED = (ice.StructType, ice.ListType, ice.MapType)
-_INT_RANGES: dict[type, tuple[int, int]] = {
-    ice.IntegerType: (-(2**31), 2**31 - 1),
-    ice.LongType: (-(2**63), 2**63 - 1),
-}
-_KINDS = {bool: "boolean", int: "integer", float: "number", Decimal: "number", str: "string"}
-_KINDS |= {list: "array", dict: "object", type(None): "null"}
-
-
-def _parses(parse: Callable[[str], object], text: str) -> bool:
-    try:
-        parse(text)
-    except ValueError:  # includes binascii.Error
-        return False
-    return True
-
-
-# Scalar text rules (CSV cells, JSON strings of dates/timestamps/binary, map keys):
-# type -> (is the text valid?, what was expected).
-_TEXT_RULES: dict[type, tuple[Callable[[str], object], str]] = {
-    ice.BooleanType: (lambda s: s.lower() in ("true", "false", "1", "0"), "true, false, 1 or 0"),
-    ice.FloatType: (_FLOAT_RE.fullmatch, "a number such as 1.5, -2e3 or NaN"),
-    ice.DoubleType: (_FLOAT_RE.fullmatch, "a number such as 1.5, -2e3 or NaN"),
-    ice.DateType: (
-        lambda s: _DATE_RE.fullmatch(s) and _parses(date.fromisoformat, s),
-        "a date as YYYY-MM-DD",
-    ),
-    ice.TimestampType: (
-        lambda s: _TIMESTAMP_RE.fullmatch(s) and _parses(datetime.fromisoformat, s),
-        "a timestamp as YYYY-MM-DD[ T]HH:MM[:SS[.ffffff]] with an optional offset or Z",
-    ),
-    ice.BinaryType: (partial(_parses, partial(b64decode, validate=True)), "base64-encoded bytes"),
-}
-_TEXT_RULES[ice.TimestamptzType] = _TEXT_RULES[ice.TimestampType]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -208,25 +169,8 @@ def _explain_csv(path: Path, name: str, fields: list[ice.NestedField], limit: in
                 yield RowError(name, row, None, ",".join(cells), reason)
             else:
                 for i, f in columns:
-                    for field, value, reason in _check_cell(f, cells[i]):
+                    for field, value, reason in check_cell(f, cells[i]):
                         yield RowError(name, row, field, value, reason)
-
-
-def _check_cell(f: ice.NestedField, cell: str) -> list[Problem]:
-    """A CSV cell: empty is null; nested types are JSON text, checked with the JSON rules."""
-    if cell == "":
-        return [(f.name, None, MISSING)] if f.required else []
-    if type(f.field_type) not in _NESTED:
-        reason = _text_error(f.field_type, cell)
-        return [] if reason is None else [(f.name, cell, reason)]
-    try:
-        value = json.loads(cell, parse_float=Decimal)
-    except (ValueError, RecursionError) as exc:
-        detail = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
-        return [(f.name, cell, f"malformed JSON for {_type_name(f.field_type)}: {detail}")]
-    problems: list[Problem] = []
-    _check_value(f.field_type, value, f.name, _missing(f), problems)
-    return problems
 
 
 # --- JSON lines ----------------------------------------------------------------------------
@@ -249,121 +193,42 @@ def _explain_json(path: Path, name: str, fields: list[ice.NestedField], limit: i
                 yield RowError(name, row, None, text, f"malformed JSON: {exc}")
                 continue
             if not isinstance(obj, dict):
-                reason = f"expected a JSON object on each line, got {_KINDS[type(obj)]}"
+                reason = f"expected a JSON object on each line, got {kind_of(obj)}"
                 yield RowError(name, row, None, text, reason)
                 continue
             problems: list[Problem] = []
             for f in fields:  # keys not in the schema are ignored
-                _check_value(f.field_type, obj.get(f.name), f.name, _missing(f), problems)
+                check_value(f.field_type, obj.get(f.name), f.name, missing_reason(f), problems)
             for field, value, reason in problems:
                 yield RowError(name, row, field, value, reason)
 
 
-def _missing(f: ice.NestedField) -> str | None:
-    return MISSING if f.required else None
-
-
-def _check_value(
-    t: ice.IcebergType, value: object, path: str, missing: str | None, out: list[Problem]
-) -> None:
-    """Appends the problems of a decoded JSON value; `missing` is the reason if null is bad."""
-    if value is None:
-        if missing:
-            out.append((path, None, missing))
-    elif type(t) not in _NESTED:
-        if reason := _json_error(t, value):
-            out.append((path, _raw(value), reason))
-    elif not isinstance(value, list if isinstance(t, ice.ListType) else dict):
-        what = "array" if isinstance(t, ice.ListType) else "object"
-        reason = f"expected a JSON {what} for {_type_name(t)}, got {_KINDS[type(value)]}"
-        out.append((path, _raw(value), reason))
-    elif isinstance(t, ice.StructType) and isinstance(value, dict):
-        for f in t.fields:
-            _check_value(f.field_type, value.get(f.name), f"{path}.{f.name}", _missing(f), out)
-    elif isinstance(t, ice.ListType) and isinstance(value, list):
-        null = "list element is null, but the elements are required" if t.element_required else None
-        for i, element in enumerate(value):
-            _check_value(t.element_type, element, f"{path}[{i}]", null, out)
-    elif isinstance(t, ice.MapType) and isinstance(value, dict):
-        null = "map value is null, but the values are required" if t.value_required else None
-        for key, item in value.items():
-            where = f"{path}{{{key}}}"
-            if type(t.key_type) not in _NESTED and (bad := _text_error(t.key_type, key)):
-                out.append((where, key, f"bad map key: {bad}"))
-            _check_value(t.value_type, item, where, null, out)
-
-
-def _json_error(t: ice.IcebergType, value: object) -> str | None:
-    """Why a JSON value (not null) is not a valid value of the primitive type `t`."""
-    kind = type(t)
-    if kind is ice.StringType:
-        return None  # like Spark, any JSON value is accepted (as its JSON text) for a string
-    is_integer = isinstance(value, int) and not isinstance(value, bool)
-    if kind is ice.BooleanType:
-        ok, expected = isinstance(value, bool), "a JSON boolean (true or false)"
-    elif kind in _INT_RANGES:
-        if isinstance(value, int) and is_integer:
-            return _range_error(t, value, str(value))
-        ok, expected = False, "a JSON integer"
-    elif kind in (ice.FloatType, ice.DoubleType):
-        ok, expected = is_integer or isinstance(value, float | Decimal), "a JSON number"
-    elif isinstance(t, ice.DecimalType) and (is_integer or isinstance(value, Decimal)):
-        return _decimal_error(t, Decimal(str(value)), str(value))
-    elif isinstance(value, str):  # decimal, date, timestamp(tz), binary as text
-        return _text_error(t, value)
-    else:
-        what = "number or a numeric string" if isinstance(t, ice.DecimalType) else "string"
-        ok, expected = False, f"a JSON {what}"
-    shown = _quote(value) if isinstance(value, str) else _raw(value)[:40]
-    return None if ok else f"expected {expected} for {t}, got {_KINDS[type(value)]} {shown}"
-
-
-def _text_error(t: ice.IcebergType, text: str) -> str | None:
-    """Why `text` is not a valid value of the primitive type `t`, or None if it is."""
-    kind = type(t)
-    if kind in _TEXT_RULES:
-        check, expected = _TEXT_RULES[kind]
-        ok = bool(check(text))
-    elif kind in _INT_RANGES:
-        if _INT_RE.fullmatch(text):
-            return _range_error(t, int(text) if len(text) < 40 else 2**128, text)
-        ok, expected = False, "a whole number"
-    elif kind is ice.StringType:
-        return None
-    elif isinstance(t, ice.DecimalType):
-        if _DECIMAL_RE.fullmatch(text):
-            return _decimal_error(t, Decimal(text), text)
-        ok, expected = False, f"a number with at most {t.scale} decimal places"
-    else:
-        return None  # a type the ingest does not produce
-    return None if ok else f"cannot parse {_quote(text)} as {t}: expected {expected}"
-
-
-def _range_error(t: ice.IcebergType, number: int, text: str) -> str | None:
-    low, high = _INT_RANGES[type(t)]
-    if low <= number <= high:
-        return None
-    return f"{_quote(text)} is out of range for {t}: expected a whole number from {low} to {high}"
-
-
-def _decimal_error(t: ice.DecimalType, number: Decimal, text: str) -> str | None:
-    """Counts significant digits: leading zeros and trailing fractional zeros do not count."""
-    _, digit_tuple, exponent = number.as_tuple()
-    digits, exp = list(digit_tuple), int(exponent)
-    while len(digits) > 1 and digits[-1] == 0 and exp < 0:
-        digits.pop()
-        exp += 1
-    whole = 0 if digits == [0] else max(0, len(digits) + exp)
-    max_whole = t.precision - t.scale
-    if whole <= max_whole and max(0, -exp) <= t.scale:
-        return None
-    return (
-        f"{_quote(text)} does not fit {t}: expected at most {max_whole} digits before "
-        f"and {t.scale} after the decimal point"
-    )
-
-
 # --- Parquet -------------------------------------------------------------------------------
+def parquet_file_errors(path: Path, name: str, schema: Schema) -> list[RowError]:
+    """File-level problems of a Parquet file, from its footer: unreadable, or columns unknown,
+    repeated, missing (when required) or of a type that does not cast to the dataset's."""
+    try:
+        with pq.ParquetFile(path) as parquet:
+            file_schema = parquet.schema_arrow
+    except (pa.ArrowException, ValueError, OSError) as exc:
+        return [RowError(name, None, None, None, f"not a Parquet file: {exc}")]
+    return list(_schema_errors(file_schema, name, _fields(schema)))
+
+
+def _schema_errors(
+    file_schema: pa.Schema, name: str, fields: list[ice.NestedField]
+) -> Iterator[RowError]:
+    yield from _column_errors(file_schema.names, fields, name, "file")
+    for f in fields:
+        if f.name not in file_schema.names:
+            continue
+        actual = file_schema.field(f.name).type
+        if not _castable(actual, schema_to_pyarrow(f.field_type)):
+            expected = type_name(f.field_type)
+            reason = f"column {f.name!r} has type {actual}, expected {expected}"
+            yield RowError(name, None, f.name, None, reason)
+
+
 def _explain_parquet(path: Path, name: str, fields: list[ice.NestedField], limit: int) -> Errors:
     try:
         parquet = pq.ParquetFile(path)
@@ -372,14 +237,8 @@ def _explain_parquet(path: Path, name: str, fields: list[ice.NestedField], limit
         return
     with parquet:
         file_schema = parquet.schema_arrow
-        yield from _column_errors(file_schema.names, fields, name, "file")
+        yield from _schema_errors(file_schema, name, fields)
         present = [f for f in fields if f.name in file_schema.names]
-        for f in present:
-            actual = file_schema.field(f.name).type
-            if not _castable(actual, schema_to_pyarrow(f.field_type)):
-                expected = _type_name(f.field_type)
-                reason = f"column {f.name!r} has type {actual}, expected {expected}"
-                yield RowError(name, None, f.name, None, reason)
         required = [f.name for f in present if f.required]  # nulls: checked at top level only
         try:
             offset = 0
@@ -445,24 +304,3 @@ def _castable(actual: pa.DataType, expected: pa.DataType) -> bool:
         any(check(expected) for check in family) and any(check(actual) for check in family)
         for family in _FAMILIES
     )
-
-
-# --- Formatting ----------------------------------------------------------------------------
-def _type_name(t: ice.IcebergType) -> str:
-    if isinstance(t, ice.StructType):
-        return (
-            "struct<" + ", ".join(f"{f.name}: {_type_name(f.field_type)}" for f in t.fields) + ">"
-        )
-    if isinstance(t, ice.ListType):
-        return f"list<{_type_name(t.element_type)}>"
-    if isinstance(t, ice.MapType):
-        return f"map<{_type_name(t.key_type)}, {_type_name(t.value_type)}>"
-    return str(t)
-
-
-def _raw(value: object) -> str:
-    return value if isinstance(value, str) else json.dumps(value, default=float, ensure_ascii=False)
-
-
-def _quote(text: str) -> str:
-    return repr(text if len(text) <= 40 else text[:37] + "...")

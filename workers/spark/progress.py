@@ -16,15 +16,16 @@ class SparkProgress:
         self._lock = threading.Lock()
         self._seen: set[int] = set()
         self._start, self._end = 0.0, 0.0
-        self.stage = "starting"
 
     def phase(self, stage: str, start: float, end: float) -> None:
-        """Begin a phase; Spark jobs already in the group no longer count."""
+        """Begin the phase named `stage`, mapped onto [start, end) of the job's progress; Spark
+        jobs already in the group no longer count."""
         with self._lock:
             self._seen = set(self._sc.statusTracker().getJobIdsForGroup(self._group))
-            self.stage, self._start, self._end = stage, start, end
+            self._start, self._end = start, end
 
     def value(self) -> float:
+        """The job's progress now: within the phase, the share of its Spark tasks completed."""
         with self._lock:
             tracker = self._sc.statusTracker()
             total = done = 0
