@@ -1,6 +1,6 @@
 """An ingest's input files: what was staged, and what the Spark reader needs from each before it
 reads it (CSV headers, Parquet schemas). The file-level checks live with the row checks in
-`workers.ingest.explain` (`parquet_file_errors` is re-exported here for the ingest job).
+`workers.ingest.explain`.
 """
 
 from __future__ import annotations
@@ -11,10 +11,6 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-
-from workers.ingest.explain import parquet_file_errors
-
-__all__ = ["StagedFile", "csv_header", "parquet_file_errors", "parquet_schema"]
 
 
 @dataclass(frozen=True)

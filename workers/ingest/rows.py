@@ -22,8 +22,8 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from app.lake.types import BATCH_COLUMN
-from workers.ingest.explain import RowError, check_csv_header, explain_file
-from workers.ingest.inputs import StagedFile, csv_header, parquet_file_errors, parquet_schema
+from workers.ingest.explain import RowError, check_csv_header, explain_file, parquet_file_errors
+from workers.ingest.inputs import StagedFile, csv_header, parquet_schema
 from workers.spark.types import spark_schema, spark_type
 
 BAD, FILE, CORRUPT = "__bad", "__file", "__corrupt"
