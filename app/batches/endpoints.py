@@ -51,8 +51,11 @@ async def upload_file(
 def act_on_batch(
     batch_id: str, action: BatchAction, org: Org, session: DbSession, idempotent: Idempotent
 ) -> JSONResponse:
-    """COMPLETE promotes the batch (202, a job); ABORT drops a loading batch; REVERT hides a
-    'success' batch's rows with a tombstone (202, a job; the batch becomes 'reverted')."""
+    """Complete, abort or revert a batch.
+
+    COMPLETE promotes the batch (202, a job); ABORT drops a loading batch; REVERT hides a
+    'success' batch's rows with a tombstone (202, a job; the batch becomes 'reverted').
+    """
     return idempotent.run(None, lambda: service.act(session, org, batch_id, action))
 
 

@@ -19,8 +19,10 @@ def vacuum(
     dataset: OrgDataset, body: VacuumRequest, session: DbSession, idempotent: Idempotent
 ) -> JSONResponse:
     """Purge tombstoned rows and tombstones (a job: scan, purge data, purge metadata, commit).
+
     A dry run's job result is the plan: files, bytes, rows to purge. 409 while another
-    vacuum or compaction of the dataset is queued or running."""
+    vacuum or compaction of the dataset is queued or running.
+    """
 
     def run() -> tuple[int, JobOut]:
         return 202, jobs.to_out(service.start_vacuum(session, dataset, body))
@@ -36,8 +38,12 @@ def compact(
     catalog: IcebergCatalog,
     idempotent: Idempotent,
 ) -> JSONResponse:
-    """Bin-pack small files or sort each partition, with the same rewrite job as the vacuum:
-    tombstoned rows are dropped and tombstones committed meanwhile keep applying."""
+    """Bin-pack small files or sort each partition (a rewrite job).
+
+    The job is the vacuum's rewrite job: tombstoned rows are dropped and tombstones committed
+    meanwhile keep applying. 409 while another vacuum or compaction of the dataset is queued
+    or running.
+    """
 
     def run() -> tuple[int, JobOut]:
         return 202, jobs.to_out(service.start_compaction(session, catalog, dataset, body))
