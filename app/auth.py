@@ -12,7 +12,7 @@ from fastapi import Depends, Request
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app.db import get_session, session_scope
+from app.db import session_scope
 from app.errors import InvalidInput, Unauthorized
 from app.models import ApiKey
 
@@ -68,4 +68,3 @@ def current_org(request: Request) -> str:
 
 
 Org = Annotated[str, Depends(current_org)]
-DbSession = Annotated[Session, Depends(get_session)]

@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import lru_cache
-from typing import Any
+from typing import Annotated, Any
 
+from fastapi import Depends
 from sqlalchemy import Engine, MetaData, create_engine, event
 from sqlalchemy.orm import DeclarativeBase, Session, sessionmaker
 
@@ -87,3 +88,6 @@ def get_session() -> Iterator[Session]:
     """FastAPI dependency: one session per request, committed when the endpoint returns."""
     with session_scope() as session:
         yield session
+
+
+DbSession = Annotated[Session, Depends(get_session)]

@@ -1,12 +1,18 @@
-"""`Idempotency-Key` on POSTs: a retried request gets the first response, nothing runs twice."""
+"""`Idempotency-Key` on POSTs: a retried request gets the first response, nothing runs twice.
+
+An endpoint takes the `Idempotent` dependency and returns `idempotent.run(body, run)`: a
+`JSONResponse`, which FastAPI does not validate or document. Such an endpoint therefore declares
+`response_model=` (and `status_code=`) on its route, or OpenAPI loses its response schema.
+"""
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
-from typing import Annotated, Any
+from dataclasses import dataclass
+from typing import Annotated
 
-from fastapi import Header, Request
+from fastapi import Depends, Header, Request
 from fastapi.encoders import jsonable_encoder
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
@@ -14,6 +20,8 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from app.auth import Org
+from app.db import DbSession
 from app.errors import Conflict, InvalidInput
 from app.models import IdempotencyKey
 
@@ -41,7 +49,7 @@ def run_once(
     request: Request,
     body: BaseModel | None,
     run: Callable[[], tuple[int, BaseModel]],
-) -> Any:
+) -> JSONResponse:
     """Run `run` (→ status, response model) once per key; replay its response to retries."""
     if key is None:
         status, response = run()
@@ -72,3 +80,26 @@ def run_once(
         raise Conflict(f"a request with Idempotency-Key {key!r} is in progress; retry it shortly")
     headers = {"Idempotent-Replayed": "true"}
     return JSONResponse(existing.response, status_code=existing.status_code, headers=headers)
+
+
+@dataclass(frozen=True)
+class Idempotency:
+    """A request's idempotency context: its session, organization and `Idempotency-Key`."""
+
+    session: Session
+    org: str
+    key: str | None
+    request: Request
+
+    def run(self, body: BaseModel | None, run: Callable[[], tuple[int, BaseModel]]) -> JSONResponse:
+        """`run` (→ status, response model) once per key; a retry replays its response."""
+        return run_once(self.session, self.org, self.key, self.request, body, run)
+
+
+def idempotency(
+    session: DbSession, org: Org, request: Request, key: IdempotencyHeader = None
+) -> Idempotency:
+    return Idempotency(session, org, key, request)
+
+
+Idempotent = Annotated[Idempotency, Depends(idempotency)]

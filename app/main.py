@@ -7,6 +7,7 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from fastapi.routing import APIRoute
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from app import health
@@ -57,6 +58,15 @@ async def _http_error(request: Request, exc: Exception) -> JSONResponse:
     return _problem(exc.status_code, str(exc.detail), str(exc.detail), request.url.path)
 
 
+def _summaries_from_docstrings(app: FastAPI) -> None:
+    """An operation's OpenAPI summary is its endpoint's docstring's first line; the rest of the
+    docstring, when there is more, is its description."""
+    for route in app.routes:
+        if isinstance(route, APIRoute) and route.summary is None and route.description:
+            summary, _, rest = route.description.partition("\n")
+            route.summary, route.description = summary.strip(), rest.strip()
+
+
 def create_app() -> FastAPI:
     app = FastAPI(
         title="Icebatch",
@@ -80,6 +90,7 @@ def create_app() -> FastAPI:
         maintenance_router,
     ):
         app.include_router(router)
+    _summaries_from_docstrings(app)
     return app
 
 

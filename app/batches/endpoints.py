@@ -1,11 +1,12 @@
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Query, Request
+from fastapi.responses import JSONResponse
 
-from app.auth import DbSession, Org
-from app.batches import repository, service
+from app.auth import Org
+from app.batches import service
 from app.batches.schemas import (
     BatchAction,
     BatchActionOut,
@@ -14,24 +15,23 @@ from app.batches.schemas import (
     BatchList,
     BatchOut,
 )
-from app.idempotency import IdempotencyHeader, run_once
-from app.jobs import service as jobs
+from app.db import DbSession
+from app.idempotency import Idempotent
 from app.models import BatchStatus
-from app.restatements import service as restatements
 
 router = APIRouter(prefix="/v1/batches", tags=["batches"])
 
 
 @router.post("", status_code=201, response_model=BatchOut)
 def open_batch(
-    body: BatchCreate, org: Org, session: DbSession, request: Request, key: IdempotencyHeader = None
-) -> Any:
+    body: BatchCreate, org: Org, session: DbSession, idempotent: Idempotent
+) -> JSONResponse:
     """Open a batch; it accepts files while 'loading'."""
 
     def run() -> tuple[int, BatchOut]:
         return 201, service.to_out(session, service.open_batch(session, org, body))
 
-    return run_once(session, org, key, request, body, run)
+    return idempotent.run(body, run)
 
 
 @router.put("/{batch_id}/files/{name}", status_code=201, response_model=BatchFileOut)
@@ -49,33 +49,20 @@ async def upload_file(
     responses={202: {"model": BatchActionOut, "description": "COMPLETE or REVERT: the job"}},
 )
 def act_on_batch(
-    batch_id: str,
-    action: BatchAction,
-    org: Org,
-    session: DbSession,
-    request: Request,
-    key: IdempotencyHeader = None,
-) -> Any:
-    """COMPLETE promotes the batch (202, a job); ABORT drops a loading batch; REVERT hides a
-    'success' batch's rows with a tombstone (202, a job; the batch becomes 'reverted')."""
+    batch_id: str, action: BatchAction, org: Org, session: DbSession, idempotent: Idempotent
+) -> JSONResponse:
+    """Complete, abort or revert a batch.
 
-    def run() -> tuple[int, BatchActionOut]:
-        if action is BatchAction.COMPLETE:
-            batch, job = service.complete(session, org, batch_id)
-            return 202, BatchActionOut(batch=service.to_out(session, batch), job=jobs.to_out(job))
-        if action is BatchAction.REVERT:
-            batch, job = restatements.revert(session, org, batch_id)
-            return 202, BatchActionOut(batch=service.to_out(session, batch), job=jobs.to_out(job))
-        batch = service.abort(session, org, batch_id)
-        return 200, BatchActionOut(batch=service.to_out(session, batch), job=None)
-
-    return run_once(session, org, key, request, None, run)
+    COMPLETE promotes the batch (202, a job); ABORT drops a loading batch; REVERT hides a
+    'success' batch's rows with a tombstone (202, a job; the batch becomes 'reverted').
+    """
+    return idempotent.run(None, lambda: service.act(session, org, batch_id, action))
 
 
 @router.get("/{batch_id}", response_model=BatchOut)
 def get_batch(batch_id: str, org: Org, session: DbSession) -> BatchOut:
     """Status, counts, errors, snapshot id and progress of a batch."""
-    return service.to_out(session, repository.get(session, org, batch_id))
+    return service.describe(session, org, batch_id)
 
 
 @router.get("", response_model=BatchList)
@@ -88,8 +75,4 @@ def list_batches(
     limit: Annotated[int, Query(ge=1, le=500)] = 100,
 ) -> BatchList:
     """List batches, newest first, by dataset and status."""
-    rows = repository.page(session, org, dataset_id, status, offset, limit + 1)
-    return BatchList(
-        items=[service.to_out(session, b) for b in rows[:limit]],
-        next_offset=offset + limit if len(rows) > limit else None,
-    )
+    return service.list_batches(session, org, dataset_id, status, offset, limit)

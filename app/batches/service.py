@@ -17,7 +17,14 @@ from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 
 from app.batches import repository
-from app.batches.schemas import BatchCreate, BatchFileOut, BatchOut
+from app.batches.schemas import (
+    BatchAction,
+    BatchActionOut,
+    BatchCreate,
+    BatchFileOut,
+    BatchList,
+    BatchOut,
+)
 from app.config import get_settings
 from app.datasets import repository as datasets
 from app.errors import BatchNotFound, BatchStateConflict, InvalidInput, PayloadTooLarge
@@ -257,4 +264,39 @@ def to_out(session: Session, batch: Batch) -> BatchOut:
         created_at=batch.created_at,
         updated_at=batch.updated_at,
         completed_at=batch.completed_at,
+    )
+
+
+def act(
+    session: Session, org: str, batch_id: str, action: BatchAction
+) -> tuple[int, BatchActionOut]:
+    """COMPLETE or REVERT (202, with the job they queue), or ABORT (200)."""
+    if action is BatchAction.COMPLETE:
+        batch, job = complete(session, org, batch_id)
+        return 202, BatchActionOut(batch=to_out(session, batch), job=jobs.to_out(job))
+    if action is BatchAction.REVERT:
+        batch, job = restatements.revert(session, org, batch_id)
+        return 202, BatchActionOut(batch=to_out(session, batch), job=jobs.to_out(job))
+    batch = abort(session, org, batch_id)
+    return 200, BatchActionOut(batch=to_out(session, batch), job=None)
+
+
+def describe(session: Session, org: str, batch_id: str) -> BatchOut:
+    """One batch of the organization (BatchNotFound otherwise)."""
+    return to_out(session, repository.get(session, org, batch_id))
+
+
+def list_batches(
+    session: Session,
+    org: str,
+    dataset_id: str | None,
+    status: BatchStatus | None,
+    offset: int,
+    limit: int,
+) -> BatchList:
+    """A page of the organization's batches, newest first."""
+    rows = repository.page(session, org, dataset_id, status, offset, limit + 1)
+    return BatchList(
+        items=[to_out(session, b) for b in rows[:limit]],
+        next_offset=offset + limit if len(rows) > limit else None,
     )

@@ -1,27 +1,24 @@
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated
 
-from fastapi import APIRouter, Query, Request
-from fastapi.responses import StreamingResponse
+from fastapi import APIRouter, Query
+from fastapi.responses import JSONResponse, StreamingResponse
 
-from app.auth import DbSession, Org
+from app.auth import Org
 from app.changes import service
 from app.changes.schemas import ChangeKind, ExportCreate, ExportOut
-from app.datasets import repository as datasets
-from app.datasets import service as dataset_service
-from app.idempotency import IdempotencyHeader, run_once
-from app.lake.catalog import get_catalog
-from app.reads import encoding
-from app.reads.endpoints import MEDIA_TYPES
+from app.db import DbSession
+from app.deps import DatasetTable
+from app.idempotency import Idempotent
+from app.reads.endpoints import Format, stream
 
 router = APIRouter(prefix="/v1/datasets", tags=["changes"])
 
 
 @router.get("/{dataset_id}/changes", response_class=StreamingResponse)
 def read_changes(
-    dataset_id: str,
-    org: Org,
+    loaded: DatasetTable,
     session: DbSession,
     kind: ChangeKind,
     from_snapshot: Annotated[int | None, Query(description="Start after this snapshot")] = None,
@@ -30,7 +27,7 @@ def read_changes(
         str | None, Query(description="ISO 8601: start after the snapshot then")
     ] = None,
     until: Annotated[str | None, Query(description="ISO 8601: end at the snapshot then")] = None,
-    format: Literal["jsonl", "arrow"] = "jsonl",
+    format: Format = "jsonl",
 ) -> StreamingResponse:
     """Stream the rows appended or deleted between two snapshots (from excluded, to included).
 
@@ -38,36 +35,33 @@ def read_changes(
     snapshot. The resolved range is in `X-Icebatch-From-Snapshot` / `X-Icebatch-To-Snapshot`:
     the next increment starts from the `To` of this one.
     """
-    dataset = datasets.get(session, org, dataset_id)
-    table = dataset_service.load(get_catalog(), dataset)
-    rng = service.resolve(
+    changes = service.read_changes(
         session,
-        dataset,
-        table,
+        loaded.dataset,
+        loaded.table,
+        kind,
         from_snapshot=from_snapshot,
         to_snapshot=to_snapshot,
         since=since,
         until=until,
     )
-    schema, batches = service.change_batches(table, dataset, rng, kind)
-    body = encoding.jsonl(batches) if format == "jsonl" else encoding.arrow_stream(schema, batches)
+    start, end = changes.range.start, changes.range.end
     headers = {
-        "X-Icebatch-From-Snapshot": str(rng.start.snapshot_id) if rng.start else "",
-        "X-Icebatch-To-Snapshot": str(rng.end.snapshot_id) if rng.end else "",
+        "X-Icebatch-From-Snapshot": str(start.snapshot_id) if start else "",
+        "X-Icebatch-To-Snapshot": str(end.snapshot_id) if end else "",
         "X-Icebatch-Change-Kind": kind,
     }
-    return StreamingResponse(body, media_type=MEDIA_TYPES[format], headers=headers)
+    return stream(format, changes.schema, changes.batches, headers)
 
 
 @router.post("/{dataset_id}/exports", status_code=202, response_model=ExportOut)
 def export_changes(
-    dataset_id: str,
+    loaded: DatasetTable,
     body: ExportCreate,
     org: Org,
     session: DbSession,
-    request: Request,
-    key: IdempotencyHeader = None,
-) -> Any:
+    idempotent: Idempotent,
+) -> JSONResponse:
     """Export the rows appended or deleted over a range as Parquet, in a Spark job.
 
     The range is resolved now (the job's result names the folder, rows and files written under
@@ -75,8 +69,6 @@ def export_changes(
     """
 
     def run() -> tuple[int, ExportOut]:
-        dataset = datasets.get(session, org, dataset_id)
-        table = dataset_service.load(get_catalog(), dataset)
-        return 202, service.start_export(session, org, dataset, table, body)
+        return 202, service.start_export(session, org, loaded.dataset, loaded.table, body)
 
-    return run_once(session, org, key, request, body, run)
+    return idempotent.run(body, run)

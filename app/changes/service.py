@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import UTC, datetime
 
 import pyarrow as pa
 from pyiceberg.table import Table
 from pyiceberg.table.snapshots import Snapshot
-from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from app.changes import repository
 from app.changes.schemas import ExportCreate, ExportOut
 from app.errors import Gone, InvalidInput, SnapshotNotFound
 from app.jobs import service as jobs
@@ -37,13 +38,10 @@ class RangeResolver:
         self.session, self.dataset, self.table = session, dataset, table
 
     def expired(self, snapshot_id: int) -> ExpiredSnapshot | None:
-        return self.session.get(ExpiredSnapshot, (self.dataset.id, snapshot_id))
+        return repository.expired_snapshot(self.session, self.dataset.id, snapshot_id)
 
     def any_expired(self) -> bool:
-        count = self.session.scalar(
-            select(func.count()).where(ExpiredSnapshot.dataset_id == self.dataset.id)
-        )
-        return bool(count)
+        return repository.any_expired(self.session, self.dataset.id)
 
     def gone(self, snapshot_id: int | None, what: str) -> Gone:
         retained = sorted(self.table.snapshots(), key=lambda s: s.sequence_number or 0)
@@ -76,16 +74,7 @@ class RangeResolver:
         moment = _time(name, value)
         found = snapshots.snapshot_at(self.table, moment)
         floor = (found.sequence_number or 0) if found else -1
-        lost = self.session.scalar(
-            select(ExpiredSnapshot)
-            .where(
-                ExpiredSnapshot.dataset_id == self.dataset.id,
-                ExpiredSnapshot.committed_at <= moment,
-                ExpiredSnapshot.sequence_number > floor,
-            )
-            .order_by(ExpiredSnapshot.sequence_number.desc())
-            .limit(1)
-        )
+        lost = repository.last_expired_after(self.session, self.dataset.id, floor, moment)
         if lost is not None and _aware(lost.committed_at) <= moment:
             raise self.gone(lost.snapshot_id, f"{name}={value}")
         return found
@@ -139,10 +128,38 @@ def resolve(
     return RangeResolver(session, dataset, table).resolve(from_snapshot, to_snapshot, since, until)
 
 
-def change_batches(
-    table: Table, dataset: Dataset, rng: changes.ChangeRange, kind: str
-) -> tuple[pa.Schema, Iterator[pa.RecordBatch]]:
-    return changes_read.read_changes(table, rng, kind, list(dataset.identity_columns))
+@dataclass(frozen=True)
+class ChangeStream:
+    """The rows of one kind of change over a resolved range, as Arrow batches."""
+
+    range: changes.ChangeRange
+    schema: pa.Schema
+    batches: Iterator[pa.RecordBatch]
+
+
+def read_changes(
+    session: Session,
+    dataset: Dataset,
+    table: Table,
+    kind: str,
+    *,
+    from_snapshot: int | None = None,
+    to_snapshot: int | None = None,
+    since: str | None = None,
+    until: str | None = None,
+) -> ChangeStream:
+    """Resolve the range (404 unknown, 410 expired snapshots) and read its changes of `kind`."""
+    rng = resolve(
+        session,
+        dataset,
+        table,
+        from_snapshot=from_snapshot,
+        to_snapshot=to_snapshot,
+        since=since,
+        until=until,
+    )
+    schema, batches = changes_read.read_changes(table, rng, kind, list(dataset.identity_columns))
+    return ChangeStream(rng, schema, batches)
 
 
 def start_export(

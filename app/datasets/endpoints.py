@@ -1,14 +1,16 @@
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Query
+from fastapi.responses import JSONResponse
 
-from app.auth import DbSession, Org
-from app.datasets import repository, service
+from app.auth import Org
+from app.datasets import service
 from app.datasets.schemas import DatasetCreate, DatasetList, DatasetOut, SnapshotList
-from app.idempotency import IdempotencyHeader, run_once
-from app.lake.catalog import get_catalog
+from app.db import DbSession
+from app.deps import DatasetTable, IcebergCatalog
+from app.idempotency import Idempotent
 
 router = APIRouter(prefix="/v1/datasets", tags=["datasets"])
 
@@ -18,42 +20,37 @@ def create_dataset(
     body: DatasetCreate,
     org: Org,
     session: DbSession,
-    request: Request,
-    key: IdempotencyHeader = None,
-) -> Any:
+    catalog: IcebergCatalog,
+    idempotent: Idempotent,
+) -> JSONResponse:
     """Create a dataset and its Iceberg table."""
 
     def run() -> tuple[int, DatasetOut]:
-        catalog = get_catalog()
         dataset = service.create(session, catalog, org, body)
         return 201, service.describe(dataset, service.load(catalog, dataset))
 
-    return run_once(session, org, key, request, body, run)
+    return idempotent.run(body, run)
 
 
 @router.get("", response_model=DatasetList, response_model_by_alias=True)
 def list_datasets(
     org: Org,
     session: DbSession,
+    catalog: IcebergCatalog,
     offset: Annotated[int, Query(ge=0)] = 0,
     limit: Annotated[int, Query(ge=1, le=500)] = 100,
 ) -> DatasetList:
     """List the datasets of your organization."""
-    catalog = get_catalog()
-    rows = repository.page(session, org, offset, limit + 1)
-    items = [service.describe(d, service.load(catalog, d)) for d in rows[:limit]]
-    return DatasetList(items=items, next_offset=offset + limit if len(rows) > limit else None)
+    return service.list_datasets(session, catalog, org, offset, limit)
 
 
 @router.get("/{dataset_id}", response_model=DatasetOut, response_model_by_alias=True)
-def get_dataset(dataset_id: str, org: Org, session: DbSession) -> DatasetOut:
+def get_dataset(loaded: DatasetTable) -> DatasetOut:
     """Show one dataset."""
-    dataset = repository.get(session, org, dataset_id)
-    return service.describe(dataset, service.load(get_catalog(), dataset))
+    return service.describe(loaded.dataset, loaded.table)
 
 
 @router.get("/{dataset_id}/snapshots", response_model=SnapshotList)
-def list_snapshots(dataset_id: str, org: Org, session: DbSession) -> SnapshotList:
+def list_snapshots(loaded: DatasetTable) -> SnapshotList:
     """The dataset's snapshot log, newest first."""
-    dataset = repository.get(session, org, dataset_id)
-    return SnapshotList(items=service.snapshots(service.load(get_catalog(), dataset)))
+    return SnapshotList(items=service.snapshots(loaded.table))

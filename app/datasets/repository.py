@@ -16,6 +16,11 @@ def get(session: Session, org: str, dataset_id: str) -> Dataset:
     return dataset
 
 
+def lock(session: Session, dataset_id: str) -> None:
+    """Lock the dataset's row until the transaction ends (PostgreSQL; SQLite has one writer)."""
+    session.execute(select(Dataset.id).where(Dataset.id == dataset_id).with_for_update())
+
+
 def by_name(session: Session, org: str, name: str) -> Dataset | None:
     return session.scalar(select(Dataset).where(Dataset.org == org, Dataset.name == name))
 

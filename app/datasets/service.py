@@ -14,7 +14,7 @@ from sqlalchemy.orm import Session
 
 from app.config import get_settings
 from app.datasets import repository
-from app.datasets.schemas import DatasetCreate, DatasetOut, SnapshotOut
+from app.datasets.schemas import DatasetCreate, DatasetList, DatasetOut, SnapshotOut
 from app.errors import DatasetExists, InvalidInput, NotFound
 from app.lake import retention, tables, tombstones
 from app.lake.types import BATCH_COLUMN, field_to_spec, schema_from_specs
@@ -89,6 +89,15 @@ def describe(dataset: Dataset, table: Table) -> DatasetOut:
         retention=asdict(retention.effective_policy(dataset.retention)),
         created_at=dataset.created_at,
     )
+
+
+def list_datasets(
+    session: Session, catalog: Catalog, org: str, offset: int, limit: int
+) -> DatasetList:
+    """A page of the organization's datasets, oldest first, each described from its table."""
+    rows = repository.page(session, org, offset, limit + 1)
+    items = [describe(d, load(catalog, d)) for d in rows[:limit]]
+    return DatasetList(items=items, next_offset=offset + limit if len(rows) > limit else None)
 
 
 def snapshots(table: Table) -> list[SnapshotOut]:

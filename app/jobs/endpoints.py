@@ -4,7 +4,8 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
-from app.auth import DbSession, Org
+from app.auth import Org
+from app.db import DbSession
 from app.jobs import repository, service
 from app.jobs.schemas import JobList, JobOut
 from app.models import JobState

@@ -1,12 +1,11 @@
 from __future__ import annotations
 
-from typing import Any
+from fastapi import APIRouter
+from fastapi.responses import JSONResponse
 
-from fastapi import APIRouter, Request
-
-from app.auth import DbSession, Org
-from app.datasets import repository as datasets
-from app.idempotency import IdempotencyHeader, run_once
+from app.db import DbSession
+from app.deps import IcebergCatalog, OrgDataset
+from app.idempotency import Idempotent
 from app.jobs import service as jobs
 from app.jobs.schemas import JobOut
 from app.maintenance import service
@@ -17,38 +16,36 @@ router = APIRouter(prefix="/v1/datasets", tags=["maintenance"])
 
 @router.post("/{dataset_id}/vacuum", status_code=202, response_model=JobOut)
 def vacuum(
-    dataset_id: str,
-    body: VacuumRequest,
-    org: Org,
-    session: DbSession,
-    request: Request,
-    key: IdempotencyHeader = None,
-) -> Any:
+    dataset: OrgDataset, body: VacuumRequest, session: DbSession, idempotent: Idempotent
+) -> JSONResponse:
     """Purge tombstoned rows and tombstones (a job: scan, purge data, purge metadata, commit).
+
     A dry run's job result is the plan: files, bytes, rows to purge. 409 while another
-    vacuum or compaction of the dataset is queued or running."""
+    vacuum or compaction of the dataset is queued or running.
+    """
 
     def run() -> tuple[int, JobOut]:
-        dataset = datasets.get(session, org, dataset_id)
         return 202, jobs.to_out(service.start_vacuum(session, dataset, body))
 
-    return run_once(session, org, key, request, body, run)
+    return idempotent.run(body, run)
 
 
 @router.post("/{dataset_id}/compact", status_code=202, response_model=JobOut)
 def compact(
-    dataset_id: str,
+    dataset: OrgDataset,
     body: CompactRequest,
-    org: Org,
     session: DbSession,
-    request: Request,
-    key: IdempotencyHeader = None,
-) -> Any:
-    """Bin-pack small files or sort each partition, with the same rewrite job as the vacuum:
-    tombstoned rows are dropped and tombstones committed meanwhile keep applying."""
+    catalog: IcebergCatalog,
+    idempotent: Idempotent,
+) -> JSONResponse:
+    """Bin-pack small files or sort each partition (a rewrite job).
+
+    The job is the vacuum's rewrite job: tombstoned rows are dropped and tombstones committed
+    meanwhile keep applying. 409 while another vacuum or compaction of the dataset is queued
+    or running.
+    """
 
     def run() -> tuple[int, JobOut]:
-        dataset = datasets.get(session, org, dataset_id)
-        return 202, jobs.to_out(service.start_compaction(session, dataset, body))
+        return 202, jobs.to_out(service.start_compaction(session, catalog, dataset, body))
 
-    return run_once(session, org, key, request, body, run)
+    return idempotent.run(body, run)

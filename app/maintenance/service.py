@@ -2,35 +2,28 @@
 
 from __future__ import annotations
 
-from sqlalchemy import select
+from pyiceberg.catalog import Catalog
 from sqlalchemy.orm import Session
 
 from app.config import get_settings
+from app.datasets import repository as datasets
 from app.datasets import service as dataset_service
 from app.errors import Conflict, InvalidInput
 from app.jobs import service as jobs
 from app.jobs.kinds import REWRITE_KINDS, CompactPayload, JobKind, Payload, VacuumPayload
-from app.lake.catalog import get_catalog
+from app.maintenance import repository
 from app.maintenance.schemas import CompactRequest, VacuumRequest
-from app.models import Dataset, Job, JobState
+from app.models import Dataset, Job
 
 
 def running_rewrite(session: Session, dataset_id: str) -> Job | None:
     """The dataset's queued or running vacuum/compaction, if any."""
-    return session.scalar(
-        select(Job)
-        .where(
-            Job.subject_id == dataset_id,
-            Job.kind.in_(REWRITE_KINDS),
-            Job.state.in_((JobState.QUEUED, JobState.RUNNING)),
-        )
-        .limit(1)
-    )
+    return repository.active_job(session, dataset_id, REWRITE_KINDS)
 
 
 def _start(session: Session, dataset: Dataset, kind: JobKind, payload: Payload) -> Job:
     # the dataset row is locked so two requests cannot both see no running rewrite
-    session.execute(select(Dataset.id).where(Dataset.id == dataset.id).with_for_update())
+    datasets.lock(session, dataset.id)
     busy = running_rewrite(session, dataset.id)
     if busy is not None:
         raise Conflict(
@@ -53,9 +46,12 @@ def start_vacuum(
     return _start(session, dataset, JobKind.VACUUM, payload)
 
 
-def start_compaction(session: Session, dataset: Dataset, request: CompactRequest) -> Job:
+def start_compaction(
+    session: Session, catalog: Catalog, dataset: Dataset, request: CompactRequest
+) -> Job:
+    """Queue a compaction; the columns of `sort_by` are checked against the table first."""
     if request.sort_by:
-        table = dataset_service.load(get_catalog(), dataset)
+        table = dataset_service.load(catalog, dataset)
         names = {f.name for f in table.schema().fields}
         unknown = [c for c in request.sort_by if c not in names]
         if unknown:

@@ -1,36 +1,41 @@
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from typing import Annotated, Literal
 
+import pyarrow as pa
 from fastapi import APIRouter, Query
 from fastapi.responses import StreamingResponse
 
-from app.auth import DbSession, Org
-from app.datasets import repository as datasets
-from app.datasets import service as dataset_service
-from app.lake.catalog import get_catalog
+from app.deps import DatasetTable
 from app.reads import encoding, service
 
 router = APIRouter(prefix="/v1/datasets", tags=["reads"])
 
+Format = Literal["jsonl", "arrow"]
 MEDIA_TYPES = {"jsonl": "application/x-ndjson", "arrow": "application/vnd.apache.arrow.stream"}
+
+
+def stream(
+    format: Format,
+    schema: pa.Schema,
+    batches: Iterator[pa.RecordBatch],
+    headers: Mapping[str, str],
+) -> StreamingResponse:
+    """Arrow batches as a JSON Lines or Arrow IPC stream response."""
+    body = encoding.jsonl(batches) if format == "jsonl" else encoding.arrow_stream(schema, batches)
+    return StreamingResponse(body, media_type=MEDIA_TYPES[format], headers=headers)
 
 
 @router.get("/{dataset_id}/rows", response_class=StreamingResponse)
 def read_rows(
-    dataset_id: str,
-    org: Org,
-    session: DbSession,
-    format: Literal["jsonl", "arrow"] = "jsonl",
+    loaded: DatasetTable,
+    format: Format = "jsonl",
     as_of: Annotated[str | None, Query(description="A snapshot id or an ISO 8601 time")] = None,
     offset: Annotated[int, Query(ge=0)] = 0,
     limit: Annotated[int | None, Query(ge=1)] = None,
 ) -> StreamingResponse:
     """Stream the rows visible now, or at `as_of`."""
-    dataset = datasets.get(session, org, dataset_id)
-    table = dataset_service.load(get_catalog(), dataset)
-    snapshot = service.resolve_as_of(table, as_of)
-    schema, batches = service.row_batches(table, snapshot, offset, limit)
-    body = encoding.jsonl(batches) if format == "jsonl" else encoding.arrow_stream(schema, batches)
-    headers = {"X-Icebatch-Snapshot-Id": str(snapshot.snapshot_id) if snapshot else ""}
-    return StreamingResponse(body, media_type=MEDIA_TYPES[format], headers=headers)
+    rows = service.read_rows(loaded.table, as_of, offset, limit)
+    snapshot_id = str(rows.snapshot.snapshot_id) if rows.snapshot else ""
+    return stream(format, rows.schema, rows.batches, {"X-Icebatch-Snapshot-Id": snapshot_id})

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 import pyarrow as pa
 from pyiceberg.table import Table
@@ -39,6 +40,22 @@ def row_batches(
     """The rows visible at `snapshot` (tombstones applied), sliced to [offset, offset + limit)."""
     schema, batches = visible.row_batches(table, snapshot)
     return schema, _slice(batches, offset, limit)
+
+
+@dataclass(frozen=True)
+class RowStream:
+    """The rows visible at a snapshot (None: the table has none yet), as Arrow batches."""
+
+    snapshot: Snapshot | None
+    schema: pa.Schema
+    batches: Iterator[pa.RecordBatch]
+
+
+def read_rows(table: Table, as_of: str | None, offset: int, limit: int | None) -> RowStream:
+    """The rows visible now or at `as_of`, sliced to [offset, offset + limit)."""
+    snapshot = resolve_as_of(table, as_of)
+    schema, batches = row_batches(table, snapshot, offset, limit)
+    return RowStream(snapshot, schema, batches)
 
 
 def _slice(

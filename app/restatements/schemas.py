@@ -5,7 +5,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from app.restatements.service import MAX_GDPR_VALUES
+MAX_GDPR_VALUES = 100_000
 
 
 class PrivacyJobCreate(BaseModel):

@@ -6,7 +6,8 @@ second revert or replay of it is a 409 at once rather than a duplicate tombstone
 
 from __future__ import annotations
 
-from sqlalchemy import exists, select
+import pyarrow.compute as pc
+from pyiceberg.table import Table
 from sqlalchemy.orm import Session
 
 from app.batches import repository as batches
@@ -15,6 +16,7 @@ from app.datasets import repository as datasets
 from app.errors import BatchStateConflict, Conflict, InvalidInput
 from app.jobs import service as jobs
 from app.jobs.kinds import JobKind
+from app.lake import tombstones
 from app.lake.types import BATCH_COLUMN
 from app.models import (
     Batch,
@@ -22,15 +24,28 @@ from app.models import (
     Dataset,
     Job,
     JobState,
-    OutboxMessage,
     PrivacyJob,
     Restatement,
     RestatementKind,
     RestatementState,
 )
+from app.reads.service import resolve_as_of
+from app.restatements import repository
+from app.restatements.schemas import (
+    MAX_GDPR_VALUES,
+    PrivacyDatasetStatus,
+    PrivacyJobOut,
+    TombstoneList,
+    TombstoneOut,
+)
 
 MAX_PREDECESSORS = 100
-MAX_GDPR_VALUES = 100_000
+JOB_TO_STATUS = {
+    JobState.QUEUED: "submitted",
+    JobState.RUNNING: "processing",
+    JobState.SUCCEEDED: "complete",
+    JobState.FAILED: "failed",
+}
 
 
 def _require_restatable(batch: Batch, action: str) -> None:
@@ -44,35 +59,20 @@ def _require_restatable(batch: Batch, action: str) -> None:
         )
 
 
-def _carrier(session: Session, dataset_id: str) -> Job | None:
-    """A queued restatement job of the dataset whose message is on its way, locked until this
-    transaction commits: its worker will commit every ready restatement, this one included.
-
-    Its claim (an UPDATE) waits for the lock, so it cannot start draining before this request's
-    restatement is visible. Only ready restatements carry others: a replay may fail in staging.
-    """
-    query = (
-        select(Job)
-        .join(Restatement, Restatement.job_id == Job.id)
-        .where(
-            Restatement.dataset_id == dataset_id,
-            Restatement.state == RestatementState.READY,
-            Job.state == JobState.QUEUED,
-            exists().where(OutboxMessage.job_id == Job.id),
-        )
-        .limit(1)
-        .with_for_update(of=Job)
-    )
-    return session.scalars(query).first()
-
-
 def _enqueue(session: Session, restatement: Restatement) -> Job:
     """The restatement's job; with no message of its own when a queued job will carry it (one
     message per burst rather than per request: at hundreds of requests a second, a message per
-    request would keep the workers busy skipping jobs a group commit already finished)."""
+    request would keep the workers busy skipping jobs a group commit already finished).
+
+    The carrier is a queued restatement job of the dataset whose message is on its way, locked
+    until this transaction commits: its worker will commit every ready restatement, this one
+    included. Its claim (an UPDATE) waits for the lock, so it cannot start draining before this
+    request's restatement is visible. Only ready restatements carry others: a replay may fail in
+    staging.
+    """
     carried = (
         restatement.state == RestatementState.READY
-        and _carrier(session, restatement.dataset_id) is not None
+        and repository.carrier_job(session, restatement.dataset_id) is not None
     )
     job = jobs.enqueue(
         session,
@@ -223,6 +223,107 @@ def submit_privacy_job(
     return job
 
 
+def privacy_job_out(session: Session, job: PrivacyJob) -> PrivacyJobOut:
+    """The privacy job's status: each dataset's from its restatement and job, then overall."""
+    parts = repository.by_privacy_job(session, job.id)
+    job_rows = repository.jobs_by_id(session, (p.job_id for p in parts))
+    statuses = []
+    for part in parts:
+        job_row = job_rows.get(part.job_id or "")
+        status = JOB_TO_STATUS[JobState(job_row.state)] if job_row else "submitted"
+        if status == "submitted" and part.state == RestatementState.COMMITTED:
+            status = "processing"
+        if part.erased_at is not None:
+            status = "erased"
+        statuses.append(
+            PrivacyDatasetStatus(
+                dataset_id=part.dataset_id,
+                status=status,
+                job_id=part.job_id,
+                snapshot_id=part.snapshot_id,
+                tombstones_written=part.tombstones_written,
+                rows_hidden=part.rows_hidden,
+                error=part.error or (job_row.error if job_row else None),
+            )
+        )
+    states = {s.status for s in statuses}
+    overall = (
+        "failed"
+        if "failed" in states
+        else "erased"
+        if job.erased_at is not None and states == {"erased"}
+        else "complete"
+        if states <= {"complete", "erased"}
+        else "submitted"
+        if states == {"submitted"}
+        else "processing"
+    )
+    finished = [j.finished_at for j in job_rows.values() if j.finished_at]
+    return PrivacyJobOut(
+        id=job.id,
+        status=overall,
+        column=job.column,
+        value_count=job.value_count,
+        tombstones_written=sum(s.tombstones_written or 0 for s in statuses),
+        rows_hidden=sum(s.rows_hidden or 0 for s in statuses),
+        datasets=statuses,
+        created_at=job.created_at,
+        completed_at=max(finished) if overall in ("complete", "erased") and finished else None,
+        erased_at=job.erased_at if overall == "erased" else None,
+        receipt=job.receipt if overall == "erased" else None,
+    )
+
+
+def privacy_job_status(session: Session, org: str, privacy_job_id: str) -> PrivacyJobOut:
+    """The status of one of the organization's privacy jobs (404 when it has none such)."""
+    return privacy_job_out(session, repository.get_privacy_job(session, org, privacy_job_id))
+
+
+def list_tombstones(
+    dataset: Dataset,
+    table: Table,
+    *,
+    namespace: str | None,
+    as_of: str | None,
+    offset: int,
+    limit: int,
+) -> TombstoneList:
+    """A page of the tombstones active at `as_of` (default: now), oldest first; `namespace`
+    keeps those on one column."""
+    snapshot = resolve_as_of(table, as_of)
+    rows = tombstones.active(table, snapshot)
+    schema = table.schema()
+    if namespace is not None:
+        try:
+            field_id = schema.find_field(namespace).field_id
+        except ValueError:
+            raise InvalidInput(f"no column {namespace!r} in dataset {dataset.id!r}") from None
+        rows = rows.filter(pc.equal(rows["namespace"], field_id))
+    rows = rows.sort_by(
+        [("added_seq", "ascending"), ("namespace", "ascending"), ("id", "ascending")]
+    )
+    page = rows.slice(offset, limit).to_pylist()
+    items = [
+        TombstoneOut(
+            namespace=schema.find_column_name(r["namespace"]) or str(r["namespace"]),
+            namespace_field_id=r["namespace"],
+            id=r["id"],
+            added_on=r["added_on"],
+            added_snapshot_id=r["added_snapshot_id"],
+            added_sequence_number=r["added_seq"],
+            evict_by=r["evict_by"],
+            meta={k: r[k] for k in ("request_id", "operation", "reason")},
+        )
+        for r in page
+    ]
+    return TombstoneList(
+        snapshot_id=snapshot.snapshot_id if snapshot else None,
+        total=rows.num_rows,
+        items=items,
+        next_offset=offset + limit if offset + limit < rows.num_rows else None,
+    )
+
+
 def release(session: Session, restatement: Restatement, error: str) -> None:
     """A restatement that failed for good: free its batches, fail a replay's new batch."""
     restatement.state = RestatementState.FAILED
@@ -245,8 +346,3 @@ def restatement_failed(session: Session, job: Job, error: str) -> None:
         RestatementState.COMMITTING,
     ):
         release(session, restatement, error)
-
-
-def by_privacy_job(session: Session, privacy_job_id: str) -> list[Restatement]:
-    query = select(Restatement).where(Restatement.privacy_job_id == privacy_job_id)
-    return list(session.scalars(query.order_by(Restatement.created_at)).all())

@@ -22,19 +22,12 @@ from typing import Any
 
 import pyarrow.compute as pc
 from pyiceberg.table import Table
-from sqlalchemy import func, select
 
 from app.db import session_scope
 from app.lake import retention, tombstones
 from app.lake.catalog import get_catalog
-from app.models import (
-    Dataset,
-    ExpiredSnapshot,
-    PrivacyJob,
-    Restatement,
-    RestatementKind,
-    RestatementState,
-)
+from app.models import Dataset, Restatement, RestatementState
+from app.retention import repository
 
 log = logging.getLogger(__name__)
 IN_FLIGHT = (RestatementState.PENDING, RestatementState.READY, RestatementState.COMMITTING)
@@ -102,24 +95,9 @@ def check_erasure(dataset_id: str) -> list[str]:
         identifier = dataset.table_identifier
         candidates = [
             (r.id, r.request_id, r.sequence_number or 0)
-            for r in session.scalars(
-                select(Restatement).where(
-                    Restatement.dataset_id == dataset_id,
-                    Restatement.kind == RestatementKind.GDPR,
-                    Restatement.state == RestatementState.COMMITTED,
-                    Restatement.erased_at.is_(None),
-                )
-            )
+            for r in repository.unerased_gdpr_restatements(session, dataset_id)
         ]
-        in_flight = set(
-            session.scalars(
-                select(Restatement.batch_id).where(
-                    Restatement.dataset_id == dataset_id,
-                    Restatement.state.in_(IN_FLIGHT),
-                    Restatement.batch_id.is_not(None),
-                )
-            ).all()
-        )
+        in_flight = repository.restated_batch_ids(session, dataset_id, IN_FLIGHT)
     if not candidates:
         return []
     table = get_catalog().load_table(identifier)
@@ -128,7 +106,7 @@ def check_erasure(dataset_id: str) -> list[str]:
         return []
     oldest = min(s.sequence_number or 0 for s in snapshots)
     held = held_request_ids(table)
-    stray = stray_parquet(table, {b for b in in_flight if b})
+    stray = stray_parquet(table, in_flight)
     if stray:
         log.info("dataset %s: %d unreferenced Parquet files delay erasure", dataset_id, len(stray))
         return []
@@ -139,24 +117,16 @@ def check_erasure(dataset_id: str) -> list[str]:
         return []
     now = datetime.now(UTC)
     with session_scope() as session:
-        expired = session.scalar(
-            select(func.count())
-            .select_from(ExpiredSnapshot)
-            .where(
-                ExpiredSnapshot.dataset_id == dataset_id, ExpiredSnapshot.sequence_number < oldest
-            )
-        )
+        expired = repository.count_expired_before(session, dataset_id, oldest)
         jobs: set[str] = set()
-        for row in session.scalars(select(Restatement).where(Restatement.id.in_(erasable))):
-            row.erased_at, row.snapshots_expired = now, int(expired or 0)
+        for row in repository.restatements(session, erasable):
+            row.erased_at, row.snapshots_expired = now, expired
             if row.privacy_job_id:
                 jobs.add(row.privacy_job_id)
         session.flush()
         for job_id in jobs:
-            job = session.get(PrivacyJob, job_id)
-            parts = list(
-                session.scalars(select(Restatement).where(Restatement.privacy_job_id == job_id))
-            )
+            job = repository.privacy_job(session, job_id)
+            parts = repository.restatements_of_privacy_job(session, job_id)
             if job is not None and parts and all(p.erased_at for p in parts):
                 job.erased_at = max(p.erased_at for p in parts if p.erased_at)
                 job.receipt = receipt(parts)

@@ -4,19 +4,24 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from sqlalchemy import select
+from pyiceberg.table import Table
 from sqlalchemy.orm import Session
 
 from app.config import get_settings
 from app.datasets import repository as datasets
-from app.datasets import service as dataset_service
 from app.errors import Conflict, Gone, NotFound, SnapshotNotFound
 from app.jobs import service as jobs
 from app.jobs.kinds import JobKind
-from app.lake.catalog import get_catalog
 from app.lake.retention import Pin, Policy, effective_policy
-from app.models import Consumer, Dataset, ExpiredSnapshot, Job, JobState
-from app.retention.schemas import ConsumerCreate, ConsumerOut, RetentionOut, RetentionUpdate
+from app.models import Consumer, Dataset, Job
+from app.retention import repository
+from app.retention.schemas import (
+    ConsumerCreate,
+    ConsumerList,
+    ConsumerOut,
+    RetentionOut,
+    RetentionUpdate,
+)
 
 POLICY_FIELDS = ("min_snapshots", "max_snapshot_age_seconds", "orphan_age_seconds")
 
@@ -36,37 +41,24 @@ def retention_out(dataset: Dataset) -> RetentionOut:
     )
 
 
-def set_retention(session: Session, org: str, dataset_id: str, update: RetentionUpdate) -> Dataset:
-    dataset = datasets.get(session, org, dataset_id)
+def set_retention(session: Session, dataset: Dataset, update: RetentionUpdate) -> RetentionOut:
+    """Merge `update` into the dataset's own policy values; returns the policy in force."""
     merged = dict(dataset.retention or {})
     merged.update(update.model_dump(exclude_none=True))
     dataset.retention = merged
     session.flush()
-    return dataset
+    return retention_out(dataset)
 
 
 def active_job(session: Session, dataset_id: str, kinds: tuple[JobKind, ...]) -> Job | None:
-    """A queued or running job of one of `kinds` on the dataset."""
-    return session.scalar(
-        select(Job)
-        .where(
-            Job.subject_id == dataset_id,
-            Job.kind.in_(kinds),
-            Job.state.in_([JobState.QUEUED, JobState.RUNNING]),
-        )
-        .order_by(Job.created_at)
-        .limit(1)
-    )
-
-
-def lock_dataset(session: Session, dataset_id: str) -> None:
-    """Serialize maintenance requests of one dataset (PostgreSQL; SQLite has one writer)."""
-    session.execute(select(Dataset.id).where(Dataset.id == dataset_id).with_for_update())
+    """A queued or running job of one of `kinds` on the dataset (the scheduler starts none
+    while one is)."""
+    return repository.active_job(session, dataset_id, kinds)
 
 
 def start_expire(session: Session, dataset: Dataset) -> Job:
     """Queue the dataset's expire job; 409 with the running one's id when there is one."""
-    lock_dataset(session, dataset.id)
+    datasets.lock(session, dataset.id)  # serializes maintenance requests of the dataset
     running = active_job(session, dataset.id, (JobKind.EXPIRE,))
     if running is not None:
         raise Conflict(
@@ -93,30 +85,30 @@ def consumer_out(consumer: Consumer) -> ConsumerOut:
     )
 
 
-def consumers(session: Session, dataset_id: str) -> list[Consumer]:
-    query = select(Consumer).where(Consumer.dataset_id == dataset_id).order_by(Consumer.name)
-    return list(session.scalars(query).all())
+def list_consumers(session: Session, dataset: Dataset) -> ConsumerList:
+    """The dataset's consumers and their checkpoints, by name."""
+    return ConsumerList(items=[consumer_out(c) for c in repository.consumers(session, dataset.id)])
 
 
 def pins(session: Session, dataset_id: str) -> list[Pin]:
     """The dataset's checkpoints as retention sees them."""
-    return [Pin(c.name, c.sequence_number, c.updated_at) for c in consumers(session, dataset_id)]
+    return [
+        Pin(c.name, c.sequence_number, c.updated_at)
+        for c in repository.consumers(session, dataset_id)
+    ]
 
 
-def expired(session: Session, dataset_id: str, snapshot_id: int) -> ExpiredSnapshot | None:
-    return session.get(ExpiredSnapshot, (dataset_id, snapshot_id))
-
-
-def upsert_consumer(session: Session, org: str, dataset_id: str, body: ConsumerCreate) -> Consumer:
+def upsert_consumer(
+    session: Session, dataset: Dataset, table: Table, body: ConsumerCreate
+) -> ConsumerOut:
     """Set a checkpoint (default: the current snapshot); an expired snapshot is 410."""
-    dataset = datasets.get(session, org, dataset_id)
-    table = dataset_service.load(get_catalog(), dataset)
+    dataset_id = dataset.id
     if body.snapshot_id is None:
         snapshot = table.current_snapshot()
     else:
         snapshot = table.snapshot_by_id(body.snapshot_id)
         if snapshot is None:
-            if expired(session, dataset_id, body.snapshot_id) is not None:
+            if repository.expired_snapshot(session, dataset_id, body.snapshot_id) is not None:
                 raise Gone(
                     f"snapshot {body.snapshot_id} of dataset {dataset_id!r} was expired by "
                     "retention; set the checkpoint to a retained snapshot and read the current "
@@ -126,25 +118,21 @@ def upsert_consumer(session: Session, org: str, dataset_id: str, body: ConsumerC
             raise SnapshotNotFound(
                 f"snapshot {body.snapshot_id} is not a snapshot of dataset {dataset_id!r}"
             )
-    consumer = session.scalar(
-        select(Consumer).where(Consumer.dataset_id == dataset_id, Consumer.name == body.name)
-    )
+    consumer = repository.consumer(session, dataset_id, body.name)
     if consumer is None:
-        consumer = Consumer(org=org, dataset_id=dataset_id, name=body.name)
+        consumer = Consumer(org=dataset.org, dataset_id=dataset_id, name=body.name)
         session.add(consumer)
     consumer.snapshot_id = snapshot.snapshot_id if snapshot else None
     consumer.sequence_number = (snapshot.sequence_number or 0) if snapshot else 0
     consumer.updated_at = datetime.now(UTC)  # the pin's age restarts even when nothing changed
     session.flush()
-    return consumer
+    return consumer_out(consumer)
 
 
-def delete_consumer(session: Session, org: str, dataset_id: str, name: str) -> None:
-    datasets.get(session, org, dataset_id)
-    consumer = session.scalar(
-        select(Consumer).where(Consumer.dataset_id == dataset_id, Consumer.name == name)
-    )
+def delete_consumer(session: Session, dataset: Dataset, name: str) -> None:
+    """Forget the consumer: its checkpoint no longer pins snapshots."""
+    consumer = repository.consumer(session, dataset.id, name)
     if consumer is None:
-        raise NotFound(f"no consumer {name!r} on dataset {dataset_id!r}")
+        raise NotFound(f"no consumer {name!r} on dataset {dataset.id!r}")
     session.delete(consumer)
     session.flush()

@@ -1,0 +1,53 @@
+"""Request dependencies the domains share: the Iceberg catalog and the dataset a path names.
+
+A dataset is looked up in the request's organization from the `{dataset_id}` path parameter;
+one that does not exist there is a 404 before the endpoint runs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated
+
+from fastapi import Depends
+from pyiceberg.catalog import Catalog
+from pyiceberg.table import Table
+
+from app.auth import Org
+from app.datasets import repository as datasets
+from app.datasets import service as dataset_service
+from app.db import DbSession
+from app.lake.catalog import get_catalog
+from app.models import Dataset
+
+
+def iceberg_catalog() -> Catalog:
+    """The process's Iceberg catalog."""
+    return get_catalog()
+
+
+IcebergCatalog = Annotated[Catalog, Depends(iceberg_catalog)]
+
+
+def org_dataset(dataset_id: str, org: Org, session: DbSession) -> Dataset:
+    """The dataset of the path in the request's organization (DatasetNotFound otherwise)."""
+    return datasets.get(session, org, dataset_id)
+
+
+OrgDataset = Annotated[Dataset, Depends(org_dataset)]
+
+
+@dataclass(frozen=True)
+class LoadedDataset:
+    """A dataset row with its Iceberg table as the catalog has it now."""
+
+    dataset: Dataset
+    table: Table
+
+
+def dataset_table(dataset: OrgDataset, catalog: IcebergCatalog) -> LoadedDataset:
+    """The dataset of the path and its loaded table (404 when the table is missing)."""
+    return LoadedDataset(dataset, dataset_service.load(catalog, dataset))
+
+
+DatasetTable = Annotated[LoadedDataset, Depends(dataset_table)]
