@@ -8,7 +8,7 @@ import pytest
 import redis
 
 from tests.conftest import PG_HOST, REDIS_URL, create_pg_database, drop_pg_database, free_redis_db
-from tests.e2e.service import Service
+from tests.fixtures.service import Service
 
 FAST_RECOVERY = {
     "ICEBATCH_SPARK_MASTER": "local[2]",

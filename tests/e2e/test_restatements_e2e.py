@@ -26,10 +26,10 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.api.test_datasets import EVENTS
+from tests.app.datasets.test_endpoints import EVENTS
 from tests.e2e.conftest import new_org
-from tests.e2e.service import Service, wait_for
 from tests.e2e.test_service import finished, read_rows, upload_batch
+from tests.fixtures.service import Service, wait_for
 
 pytestmark = [pytest.mark.e2e, pytest.mark.spark]
 postgres_only = pytest.mark.parametrize("service", ["postgres"], indirect=True)

@@ -19,9 +19,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from tests.api.test_datasets import EVENTS
+from tests.app.datasets.test_endpoints import EVENTS
 from tests.e2e.conftest import new_org
-from tests.e2e.service import Service, wait_for
+from tests.fixtures.service import Service, wait_for
 
 pytestmark = [pytest.mark.e2e, pytest.mark.spark]
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.api.test_datasets import EVENTS
+from tests.app.datasets.test_endpoints import EVENTS
 from tests.e2e.conftest import new_org
-from tests.e2e.service import Service
+from tests.fixtures.service import Service
 
 pytestmark = pytest.mark.e2e
 

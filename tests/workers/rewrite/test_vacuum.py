@@ -11,9 +11,9 @@ import pyarrow.parquet as pq
 import pytest
 from fastapi.testclient import TestClient
 
-from tests.api.test_datasets import EVENTS
-from tests.workers.test_ingest import RunJobs, ingest, rows
-from tests.workers.test_restatements import csv_rows
+from tests.app.datasets.test_endpoints import EVENTS
+from tests.workers.ingest.test_ingest import RunJobs, ingest, rows
+from tests.workers.restatements.test_restatements import csv_rows
 
 pytestmark = pytest.mark.spark
 

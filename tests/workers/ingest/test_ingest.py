@@ -20,7 +20,7 @@ import pyarrow.parquet as pq
 import pytest
 from fastapi.testclient import TestClient
 
-from tests.api.test_datasets import ALL_TYPES, EVENTS
+from tests.app.datasets.test_endpoints import ALL_TYPES, EVENTS
 
 pytestmark = pytest.mark.spark
 

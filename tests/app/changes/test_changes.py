@@ -15,9 +15,9 @@ import pyarrow.parquet as pq
 import pytest
 from fastapi.testclient import TestClient
 
-from tests.api.test_datasets import EVENTS
-from tests.workers.test_ingest import RunJobs, ingest
-from tests.workers.test_restatements import csv_rows, replay
+from tests.app.datasets.test_endpoints import EVENTS
+from tests.workers.ingest.test_ingest import RunJobs, ingest
+from tests.workers.restatements.test_restatements import csv_rows, replay
 
 pytestmark = pytest.mark.spark
 

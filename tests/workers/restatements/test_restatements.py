@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from tests.api.test_datasets import EVENTS
-from tests.workers.test_ingest import RunJobs, ingest, rows
+from tests.app.datasets.test_endpoints import EVENTS
+from tests.workers.ingest.test_ingest import RunJobs, ingest, rows
 
 pytestmark = pytest.mark.spark
 

@@ -6,7 +6,7 @@ import hashlib
 
 from fastapi.testclient import TestClient
 
-from tests.api.test_datasets import EVENTS
+from tests.app.datasets.test_endpoints import EVENTS
 from tests.conftest import ClientFactory
 
 CSV = b"event_id,user_id,event_time,payload\n1,u1,2024-01-01T10:00:00,hello\n"

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.conftest import FAST_RECOVERY
-from tests.e2e.service import Service, wait_for
+from tests.fixtures.service import Service, wait_for
 
 pytestmark = pytest.mark.e2e
 

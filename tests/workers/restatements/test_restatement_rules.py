@@ -25,9 +25,9 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from tests.api.test_datasets import EVENTS
-from tests.workers.test_ingest import RunJobs, ingest
-from tests.workers.test_restatements import ids, replay
+from tests.app.datasets.test_endpoints import EVENTS
+from tests.workers.ingest.test_ingest import RunJobs, ingest
+from tests.workers.restatements.test_restatements import ids, replay
 
 pytestmark = pytest.mark.spark
 
