@@ -23,22 +23,22 @@ import httpx
 import pyarrow.parquet as pq
 import pytest
 
-from tests.app.datasets.test_endpoints import EVENTS
-from tests.e2e.conftest import new_org
-from tests.e2e.test_restatements_e2e import (
+from tests.fixtures.datasets import EVENTS
+from tests.fixtures.e2e import (
     BATCH_COLUMN,
     Record,
     Restated,
     done_job,
+    finished,
     gdpr,
     ingest,
     log_shows,
     privacy_complete,
+    read_rows,
     replay,
     revert,
 )
-from tests.e2e.test_service import finished, read_rows
-from tests.fixtures.service import Service, wait_for
+from tests.fixtures.service import Service, new_org, wait_for
 
 pytestmark = [pytest.mark.e2e, pytest.mark.spark]
 postgres_only = pytest.mark.parametrize("service", ["postgres"], indirect=True)

@@ -9,7 +9,7 @@ from alembic import command
 from sqlalchemy import create_engine, inspect
 
 from app.cli import alembic_config
-from tests.conftest import PG_HOST, create_pg_database, drop_pg_database
+from tests.fixtures.environments import PG_HOST, create_pg_database, drop_pg_database
 
 OURS = {
     "api_keys",

@@ -6,18 +6,9 @@ import hashlib
 
 from fastapi.testclient import TestClient
 
-from tests.app.datasets.test_endpoints import EVENTS
-from tests.conftest import ClientFactory
-
-CSV = b"event_id,user_id,event_time,payload\n1,u1,2024-01-01T10:00:00,hello\n"
-
-
-def open_batch(client: TestClient, fmt: str = "csv") -> tuple[str, str]:
-    dataset = client.post("/v1/datasets", json=EVENTS).json()
-    response = client.post("/v1/batches", json={"dataset_id": dataset["id"], "format": fmt})
-    assert response.status_code == 201, response.text
-    assert response.json()["status"] == "loading"
-    return dataset["id"], response.json()["id"]
+from tests.fixtures.batches import CSV, open_batch
+from tests.fixtures.clients import ClientFactory
+from tests.fixtures.datasets import EVENTS
 
 
 def test_files_complete_and_job(client: TestClient) -> None:

@@ -15,9 +15,9 @@ import pyarrow.parquet as pq
 import pytest
 from fastapi.testclient import TestClient
 
-from tests.app.datasets.test_endpoints import EVENTS
-from tests.workers.ingest.test_ingest import RunJobs, ingest
-from tests.workers.restatements.test_restatements import csv_rows, replay
+from tests.fixtures.batches import csv_rows, ingest, replay
+from tests.fixtures.datasets import EVENTS
+from tests.fixtures.spark import RunJobs
 
 pytestmark = pytest.mark.spark
 

@@ -27,10 +27,10 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from tests.app.datasets.test_endpoints import EVENTS
-from tests.workers.ingest.test_ingest import RunJobs, ingest, rows
-from tests.workers.restatements.test_restatement_rules import USERS, Rows, allocate, to_csv
-from tests.workers.restatements.test_restatements import replay
+from tests.fixtures.batches import ingest, replay, rows
+from tests.fixtures.datasets import EVENTS
+from tests.fixtures.spark import RunJobs
+from tests.fixtures.state_machines import USERS, Rows, allocate, to_csv
 
 pytestmark = pytest.mark.spark
 

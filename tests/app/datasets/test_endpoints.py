@@ -15,48 +15,8 @@ from pyiceberg.types import (
     TimestamptzType,
 )
 
-from tests.conftest import ClientFactory
-
-EVENTS: dict[str, Any] = {
-    "name": "events",
-    "schema": [
-        {"name": "event_id", "type": "long", "required": True},
-        {"name": "user_id", "type": "string"},
-        {"name": "event_time", "type": "timestamp"},
-        {"name": "payload", "type": "string"},
-    ],
-    "partition": [{"column": "event_time", "transform": "day"}],
-    "identity_columns": ["user_id"],
-}
-
-ALL_TYPES: list[dict[str, Any]] = [
-    {"name": "b", "type": "boolean"},
-    {"name": "i", "type": "int"},
-    {"name": "l", "type": "long", "required": True},
-    {"name": "f", "type": "float"},
-    {"name": "d", "type": "double"},
-    {"name": "dec", "type": "decimal(12,3)"},
-    {"name": "day", "type": "date"},
-    {"name": "ts", "type": "timestamp"},
-    {"name": "tstz", "type": "timestamptz"},
-    {"name": "s", "type": "string"},
-    {"name": "bin", "type": "binary"},
-    {
-        "name": "address",
-        "type": "struct",
-        "fields": [
-            {"name": "city", "type": "string", "required": True},
-            {"name": "geo", "type": "struct", "fields": [{"name": "lat", "type": "double"}]},
-        ],
-    },
-    {"name": "tags", "type": "list", "element": {"type": "string"}},
-    {
-        "name": "attrs",
-        "type": "map",
-        "key": {"type": "string"},
-        "value": {"type": "list", "element": {"type": "long", "required": True}},
-    },
-]
+from tests.fixtures.clients import ClientFactory
+from tests.fixtures.datasets import ALL_TYPES, EVENTS
 
 
 def table_of(client: TestClient, dataset_id: str) -> Any:

@@ -8,10 +8,8 @@ import io
 import json
 import random
 import re
-from collections.abc import Callable
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -20,46 +18,11 @@ import pyarrow.parquet as pq
 import pytest
 from fastapi.testclient import TestClient
 
-from tests.app.datasets.test_endpoints import ALL_TYPES, EVENTS
+from tests.fixtures.batches import data_files, events_csv, ingest, rows
+from tests.fixtures.datasets import ALL_TYPES, EVENTS
+from tests.fixtures.spark import RunJobs
 
 pytestmark = pytest.mark.spark
-
-RunJobs = Callable[[], list[str]]
-
-
-def ingest(
-    client: TestClient, run_jobs: RunJobs, dataset_id: str, fmt: str, files: dict[str, bytes]
-) -> dict[str, Any]:
-    batch_id = client.post("/v1/batches", json={"dataset_id": dataset_id, "format": fmt}).json()[
-        "id"
-    ]
-    for name, content in files.items():
-        assert (
-            client.put(f"/v1/batches/{batch_id}/files/{name}", content=content).status_code == 201
-        )
-    assert client.post(f"/v1/batches/{batch_id}", params={"action": "COMPLETE"}).status_code == 202
-    run_jobs()
-    return client.get(f"/v1/batches/{batch_id}").json()
-
-
-def rows(client: TestClient, dataset_id: str, **params: Any) -> list[dict[str, Any]]:
-    response = client.get(f"/v1/datasets/{dataset_id}/rows", params=params)
-    assert response.status_code == 200, response.text
-    return [json.loads(line) for line in response.text.splitlines()]
-
-
-def events_csv(start: int, count: int, seed: int) -> bytes:
-    rng = random.Random(seed)
-    out = io.StringIO()
-    out.write("event_id,user_id,event_time,payload\n")
-    base = datetime(2024, 3, 1)
-    for event_id in range(start, start + count):
-        when = base + timedelta(minutes=rng.randrange(0, 60 * 24 * 5))
-        user = rng.choice(["", "u1", "u2", "ü-3"])
-        payload = rng.choice(["", "plain", 'with "quotes", and comma', "x" * 50])
-        quoted = '"' + payload.replace('"', '""') + '"' if payload else ""
-        out.write(f"{event_id},{user},{when.isoformat(sep=rng.choice('T '))},{quoted}\n")
-    return out.getvalue().encode()
 
 
 def pandas_model(*files: bytes) -> list[dict[str, Any]]:
@@ -76,14 +39,6 @@ def pandas_model(*files: bytes) -> list[dict[str, Any]]:
             }
         )
     return sorted(expected, key=lambda r: r["event_id"])
-
-
-def data_files(client: TestClient, dataset: str) -> list[Path]:
-    from app.config import get_settings
-
-    warehouse = Path(get_settings().warehouse.removeprefix("file://"))
-    org = client.org  # type: ignore[attr-defined]
-    return sorted(warehouse.glob(f"{org}/{dataset}/data/**/*.parquet"))
 
 
 def strip_batch(found: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -25,30 +25,12 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from tests.app.datasets.test_endpoints import EVENTS
-from tests.workers.ingest.test_ingest import RunJobs, ingest
-from tests.workers.restatements.test_restatements import ids, replay
+from tests.fixtures.batches import ids, ingest, replay
+from tests.fixtures.datasets import EVENTS
+from tests.fixtures.spark import RunJobs
+from tests.fixtures.state_machines import USERS, Rows, allocate, to_csv
 
 pytestmark = pytest.mark.spark
-
-USERS = ["u1", "u2", "u3", None]
-Rows = list[tuple[int, str | None]]
-
-
-def to_csv(records: Rows) -> bytes:
-    lines = ["event_id,user_id,event_time,payload"]
-    for event_id, user in records:
-        lines.append(f"{event_id},{user or ''},2024-03-0{1 + event_id % 2}T08:00:00,r{event_id}")
-    return ("\n".join(lines) + "\n").encode()
-
-
-def allocate(
-    user_of: dict[int, str | None], next_id: int, users: list[str | None]
-) -> tuple[Rows, int]:
-    """New rows (unique event ids from `next_id`) for `users`, noted in `user_of`."""
-    records = [(next_id + i, user) for i, user in enumerate(users)]
-    user_of.update(records)
-    return records, next_id + len(records)
 
 
 def machine(client: TestClient, run_jobs: RunJobs, spark: Any) -> type[RuleBasedStateMachine]:

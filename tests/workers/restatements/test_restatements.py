@@ -7,42 +7,11 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from tests.app.datasets.test_endpoints import EVENTS
-from tests.workers.ingest.test_ingest import RunJobs, ingest, rows
+from tests.fixtures.batches import csv_rows, ids, ingest, replay
+from tests.fixtures.datasets import EVENTS
+from tests.fixtures.spark import RunJobs
 
 pytestmark = pytest.mark.spark
-
-
-def csv_rows(records: list[tuple[int, str | None]], day: int = 1) -> bytes:
-    lines = ["event_id,user_id,event_time,payload"]
-    for event_id, user in records:
-        lines.append(f"{event_id},{user or ''},2024-03-0{day + event_id % 3}T10:00:00,p{event_id}")
-    return ("\n".join(lines) + "\n").encode()
-
-
-def ids(client: TestClient, dataset_id: str, **params: Any) -> list[int]:
-    return sorted(r["event_id"] for r in rows(client, dataset_id, **params))
-
-
-def replay(
-    client: TestClient, run_jobs: RunJobs, dataset_id: str, predecessors: list[str], body: bytes
-) -> dict[str, Any]:
-    opened = client.post(
-        "/v1/batches",
-        json={
-            "dataset_id": dataset_id,
-            "format": "csv",
-            "replay": {"predecessors": predecessors, "reason": "corrected"},
-        },
-    )
-    assert opened.status_code == 201, opened.text
-    batch_id = opened.json()["id"]
-    assert client.put(f"/v1/batches/{batch_id}/files/a.csv", content=body).status_code == 201
-    done = client.post(f"/v1/batches/{batch_id}", params={"action": "COMPLETE"})
-    assert done.status_code == 202, done.text
-    assert done.json()["job"]["kind"] == "replay"
-    run_jobs()
-    return client.get(f"/v1/batches/{batch_id}").json()
 
 
 def test_revert_replay_and_gdpr(client: TestClient, run_jobs: RunJobs, spark: Any) -> None:

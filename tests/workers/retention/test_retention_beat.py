@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.conftest import FAST_RECOVERY
-from tests.fixtures.service import Service, wait_for
+from tests.fixtures.service import FAST_RECOVERY, Service, wait_for
 
 pytestmark = pytest.mark.e2e
 

@@ -11,9 +11,9 @@ import pyarrow.parquet as pq
 import pytest
 from fastapi.testclient import TestClient
 
-from tests.app.datasets.test_endpoints import EVENTS
-from tests.workers.ingest.test_ingest import RunJobs, ingest, rows
-from tests.workers.restatements.test_restatements import csv_rows
+from tests.fixtures.batches import csv_rows, ingest, rows
+from tests.fixtures.datasets import EVENTS
+from tests.fixtures.spark import RunJobs
 
 pytestmark = pytest.mark.spark
 
