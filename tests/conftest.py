@@ -5,4 +5,5 @@ pytest_plugins = [
     "tests.fixtures.clients",
     "tests.fixtures.spark",
     "tests.fixtures.service",
+    "tests.fixtures.markers",
 ]
