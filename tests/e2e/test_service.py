@@ -10,6 +10,7 @@ import io
 import os
 import signal
 import time
+from typing import Any
 
 import httpx
 import numpy as np
@@ -146,13 +147,12 @@ def test_duplicate_message_commits_once(service: Service) -> None:
     assert batch["status"] == "success"
     from app.config import Settings
 
-    settings = Settings(
-        **{
-            k.removeprefix("ICEBATCH_").lower(): v
-            for k, v in service.env.items()
-            if k.startswith("ICEBATCH_") and v
-        }
-    )
+    values: dict[str, Any] = {
+        k.removeprefix("ICEBATCH_").lower(): v
+        for k, v in service.env.items()
+        if k.startswith("ICEBATCH_") and v
+    }
+    settings = Settings(**values)
     celery = make_celery(settings)
     for _ in range(2):
         celery.send_task("icebatch.ingest", args=[batch["job_id"]], queue=QUEUE)

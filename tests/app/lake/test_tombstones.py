@@ -70,7 +70,10 @@ def test_a_commit_writes_only_its_tombstones_and_a_bounded_list(table: Table) ->
     assert max(sizes) <= 3 * FANOUT
     active = tombstones.active(table, table.current_snapshot())
     assert sorted(active["id"].to_pylist()) == sorted(f"x{n}" for n in range(FANOUT**2 + 3))
-    summary = table.current_snapshot().summary.additional_properties
+    snapshot = table.current_snapshot()
+    assert snapshot is not None
+    assert snapshot.summary is not None
+    summary = snapshot.summary.additional_properties
     assert summary[tombstones.TOTAL] == str(FANOUT**2 + 3)
     assert summary[tombstones.ADDED] == "1"
 

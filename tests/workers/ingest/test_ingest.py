@@ -104,7 +104,7 @@ def test_sorted_by_batch_within_day_partitions(
 
 def test_json_lines_with_every_type(client: TestClient, run_jobs: RunJobs) -> None:
     dataset = client.post("/v1/datasets", json={"name": "all_types", "schema": ALL_TYPES}).json()
-    records = [
+    records: list[dict[str, Any]] = [
         {
             "b": i % 2 == 0,
             "i": i,
