@@ -156,7 +156,13 @@ def test_duplicate_message_commits_once(service: Service) -> None:
     celery = make_celery(settings)
     for _ in range(2):
         celery.send_task("icebatch.ingest", args=[batch["job_id"]], queue=QUEUE)
-    time.sleep(5)
+    # proof that the worker consumed both duplicates before anything is checked: its log says so
+    worker = "up" if service.mode == "embedded" else "worker"  # type: ignore[attr-defined]
+    skipped = f"job {batch['job_id']} is not queued (a duplicate delivery or already taken)"
+    wait_for(
+        lambda: service.log(worker).count(skipped) >= 2, 60, "the worker to skip both duplicates"
+    )
+    assert service.log(worker).count(skipped) == 2
     job = client.get(f"/v1/jobs/{batch['job_id']}").json()
     assert job["attempt"] == 1
     assert job["state"] == "succeeded"
