@@ -1,4 +1,5 @@
-"""Field specs <-> Iceberg schemas <-> Spark types, checked on random nested schemas."""
+"""Field specs <-> Iceberg schemas <-> Spark types, checked on random nested schemas: the Spark
+schema of workers/spark/types.py against one built here from the specs alone."""
 
 from __future__ import annotations
 
@@ -6,8 +7,10 @@ from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from pyspark.sql import types as T
 
 from app.lake.types import BATCH_COLUMN, PRIMITIVES, field_to_spec, schema_from_specs
+from workers.spark.types import spark_schema, spark_type
 
 names = st.from_regex(r"[a-z][a-z0-9_]{0,8}", fullmatch=True)
 primitive = st.sampled_from([*PRIMITIVES, "decimal(10,2)", "decimal(38,0)"]).map(
@@ -58,6 +61,48 @@ def normalized(spec: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+SPARK: dict[str, T.DataType] = {
+    "boolean": T.BooleanType(),
+    "int": T.IntegerType(),
+    "long": T.LongType(),
+    "float": T.FloatType(),
+    "double": T.DoubleType(),
+    "date": T.DateType(),
+    "timestamp": T.TimestampNTZType(),  # Iceberg's timestamp has no zone: Spark's TIMESTAMP_NTZ
+    "timestamptz": T.TimestampType(),
+    "string": T.StringType(),
+    "binary": T.BinaryType(),
+}
+
+
+def nullable(spec: dict[str, Any], lenient: bool) -> bool:
+    return lenient or not spec.get("required", False)
+
+
+def expected_spark(spec: dict[str, Any], lenient: bool) -> T.DataType:
+    """The Spark type of a spec; `lenient`: every nested field nullable (what readers produce)."""
+    name = spec["type"]
+    if name.startswith("decimal("):
+        precision, scale = name.removeprefix("decimal(").removesuffix(")").split(",")
+        return T.DecimalType(int(precision), int(scale))
+    if name == "struct":
+        return T.StructType(
+            [
+                T.StructField(f["name"], expected_spark(f, lenient), nullable(f, lenient))
+                for f in spec["fields"]
+            ]
+        )
+    if name == "list":
+        element = spec["element"]
+        return T.ArrayType(expected_spark(element, lenient), nullable(element, lenient))
+    if name == "map":
+        key, value = spec["key"], spec["value"]
+        return T.MapType(
+            expected_spark(key, lenient), expected_spark(value, lenient), nullable(value, lenient)
+        )
+    return SPARK[name]
+
+
 @settings(max_examples=150, deadline=None)
 @given(schemas)
 def test_specs_round_trip_through_iceberg_and_spark(fields: list[tuple[str, Any, bool]]) -> None:
@@ -70,6 +115,17 @@ def test_specs_round_trip_through_iceberg_and_spark(fields: list[tuple[str, Any,
         fid for f in schema.fields for fid in _nested_ids(f.field_type)
     ]
     assert len(ids) == len(set(ids))
+    for lenient in (False, True):
+        expected = T.StructType(
+            [
+                T.StructField(s["name"], expected_spark(s, lenient), nullable(s, lenient))
+                for s in specs
+            ]
+            + [T.StructField(BATCH_COLUMN, T.StringType(), nullable=lenient)]
+        )
+        assert spark_schema(schema, lenient) == expected
+        for field, spark_field in zip(schema.fields, expected.fields, strict=True):
+            assert spark_type(field.field_type, lenient) == spark_field.dataType
 
 
 def _nested_ids(field_type: Any) -> list[int]:
