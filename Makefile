@@ -7,11 +7,12 @@ setup:
 test:
 	bash scripts/test.sh
 
+# the fast subset: no Spark, no processes, no PostgreSQL or Redis (embedded store only)
 test-fast:
-	.venv/bin/python -m pytest -m "not spark" -q
+	ICEBATCH_TEST_STORES=embedded .venv/bin/python -m pytest -m "not e2e and not spark" -q
 
 lint:
-	.venv/bin/ruff check . && .venv/bin/ruff format --check . && .venv/bin/mypy app workers bench
+	.venv/bin/ruff check . && .venv/bin/ruff format --check . && .venv/bin/mypy app workers tests bench
 
 up:
 	.venv/bin/icebatch up

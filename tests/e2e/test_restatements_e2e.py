@@ -26,29 +26,27 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.api.test_datasets import EVENTS
-from tests.e2e.conftest import new_org
-from tests.e2e.service import Service, wait_for
-from tests.e2e.test_service import finished, read_rows, upload_batch
+from tests.fixtures.datasets import EVENTS
+from tests.fixtures.e2e import (
+    BATCH_COLUMN,
+    Record,
+    Restated,
+    done_job,
+    finished,
+    gdpr,
+    ingest,
+    log_shows,
+    privacy_complete,
+    read_rows,
+    replay,
+    revert,
+)
+from tests.fixtures.service import Service, new_org, wait_for
 
 pytestmark = [pytest.mark.e2e, pytest.mark.spark]
 postgres_only = pytest.mark.parametrize("service", ["postgres"], indirect=True)
 
-BATCH_COLUMN = "_batch_id"
 RESTATEMENTS = ("revert", "replay", "gdpr")
-Record = tuple[int, str]  # (event_id, user_id)
-
-
-@dataclass
-class Restated:
-    """A restatement request as the client made it; the job result fills in the rest."""
-
-    kind: str
-    job_id: str
-    column: str
-    ids: list[str]
-    request_id: str = ""
-    sequence_number: int = 0
 
 
 @dataclass
@@ -57,79 +55,6 @@ class Sent:
 
     rows: dict[str, list[Record]]
     restated: list[Restated]
-
-
-def csv(records: list[Record]) -> bytes:
-    lines = ["event_id,user_id,event_time,payload"]
-    lines += [f"{e},{u},2024-03-{1 + e % 3:02d}T10:00:00,p{e}" for e, u in records]
-    return ("\n".join(lines) + "\n").encode()
-
-
-def done_job(client: httpx.Client, job_id: str, timeout: float = 180) -> dict[str, Any]:
-    def terminal() -> dict[str, Any] | None:
-        job: dict[str, Any] = client.get(f"/v1/jobs/{job_id}").json()
-        return job if job["state"] in ("succeeded", "failed") else None
-
-    job: dict[str, Any] = wait_for(terminal, timeout, f"job {job_id} to finish", every=0.5)
-    assert job["state"] == "succeeded", job
-    return job
-
-
-def ingest(client: httpx.Client, dataset_id: str, records: list[Record]) -> str:
-    batch_id = upload_batch(client, dataset_id, "csv", {"a.csv": csv(records)})
-    batch = finished(client, batch_id, timeout=180)
-    assert batch["status"] == "success", batch
-    return batch_id
-
-
-def revert(client: httpx.Client, batch_id: str) -> Restated:
-    response = client.post(f"/v1/batches/{batch_id}", params={"action": "REVERT"})
-    assert response.status_code == 202, response.text
-    job = response.json()["job"]
-    assert job["kind"] == "revert"
-    return Restated("revert", job["id"], BATCH_COLUMN, [batch_id])
-
-
-def replay(
-    client: httpx.Client, dataset_id: str, predecessor: str, records: list[Record]
-) -> tuple[str, Restated]:
-    opened = client.post(
-        "/v1/batches",
-        json={
-            "dataset_id": dataset_id,
-            "format": "csv",
-            "replay": {"predecessors": [predecessor], "reason": "corrected"},
-        },
-    )
-    assert opened.status_code == 201, opened.text
-    batch_id: str = opened.json()["id"]
-    put = client.put(f"/v1/batches/{batch_id}/files/a.csv", content=csv(records))
-    assert put.status_code == 201, put.text
-    done = client.post(f"/v1/batches/{batch_id}", params={"action": "COMPLETE"})
-    assert done.status_code == 202, done.text
-    job = done.json()["job"]
-    assert job["kind"] == "replay"
-    return batch_id, Restated("replay", job["id"], BATCH_COLUMN, [predecessor])
-
-
-def gdpr(client: httpx.Client, dataset_id: str, users: list[str]) -> tuple[str, Restated]:
-    response = client.post(
-        "/v1/privacy/jobs", json={"dataset_ids": [dataset_id], "column": "user_id", "values": users}
-    )
-    assert response.status_code == 202, response.text
-    privacy = response.json()
-    assert [d["dataset_id"] for d in privacy["datasets"]] == [dataset_id]
-    job_id = privacy["datasets"][0]["job_id"]
-    return privacy["id"], Restated("gdpr", job_id, "user_id", users)
-
-
-def privacy_complete(client: httpx.Client, privacy_id: str, timeout: float = 180) -> None:
-    def terminal() -> dict[str, Any] | None:
-        job: dict[str, Any] = client.get(f"/v1/privacy/jobs/{privacy_id}").json()
-        return job if job["status"] in ("complete", "failed") else None
-
-    job = wait_for(terminal, timeout, f"privacy job {privacy_id} to finish", every=0.5)
-    assert job["status"] == "complete", job
 
 
 def audit(client: httpx.Client, dataset_id: str, sent: Sent) -> dict[str, int]:
@@ -200,13 +125,6 @@ def audit(client: httpx.Client, dataset_id: str, sent: Sent) -> dict[str, int]:
         "rows": len(expected),
         "tombstones": listing["total"],
     }
-
-
-def log_shows(service: Service, name: str, line: str) -> Callable[[], bool]:
-    def check() -> bool:
-        return line in service.log(name)
-
-    return check
 
 
 def check_batch_states(client: httpx.Client, sent: Sent) -> None:

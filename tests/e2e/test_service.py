@@ -7,7 +7,6 @@ Embedded mode runs `icebatch up` (what a new user runs first); PostgreSQL + Redi
 from __future__ import annotations
 
 import io
-import json
 import os
 import signal
 import time
@@ -19,48 +18,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from tests.api.test_datasets import EVENTS
-from tests.e2e.conftest import new_org
-from tests.e2e.service import Service, wait_for
+from tests.fixtures.datasets import EVENTS
+from tests.fixtures.e2e import finished, read_rows, start, upload_batch
+from tests.fixtures.service import Service, new_org, wait_for
 
 pytestmark = [pytest.mark.e2e, pytest.mark.spark]
-
-
-def start(service: Service) -> httpx.Client:
-    key = service.create_key(new_org())
-    if service.mode == "embedded":  # type: ignore[attr-defined]
-        service.start_up()
-    else:
-        service.start_api()
-        service.start_worker()
-    return service.client(key)
-
-
-def upload_batch(client: httpx.Client, dataset_id: str, fmt: str, files: dict[str, bytes]) -> str:
-    batch = client.post("/v1/batches", json={"dataset_id": dataset_id, "format": fmt})
-    assert batch.status_code == 201, batch.text
-    batch_id: str = batch.json()["id"]
-    for name, content in files.items():
-        put = client.put(f"/v1/batches/{batch_id}/files/{name}", content=content)
-        assert put.status_code == 201, put.text
-    done = client.post(f"/v1/batches/{batch_id}", params={"action": "COMPLETE"})
-    assert done.status_code == 202, done.text
-    return batch_id
-
-
-def finished(client: httpx.Client, batch_id: str, timeout: float = 240) -> dict[str, Any]:
-    def terminal() -> dict[str, Any] | None:
-        batch: dict[str, Any] = client.get(f"/v1/batches/{batch_id}").json()
-        return batch if batch["status"] in ("success", "failed") else None
-
-    result: dict[str, Any] = wait_for(terminal, timeout, f"batch {batch_id} to finish", every=0.5)
-    return result
-
-
-def read_rows(client: httpx.Client, dataset_id: str) -> list[dict[str, Any]]:
-    response = client.get(f"/v1/datasets/{dataset_id}/rows")
-    assert response.status_code == 200
-    return [json.loads(line) for line in response.text.splitlines()]
 
 
 def big_parquet(rows: int) -> bytes:
@@ -185,17 +147,22 @@ def test_duplicate_message_commits_once(service: Service) -> None:
     assert batch["status"] == "success"
     from app.config import Settings
 
-    settings = Settings(
-        **{
-            k.removeprefix("ICEBATCH_").lower(): v
-            for k, v in service.env.items()
-            if k.startswith("ICEBATCH_") and v
-        }
-    )
+    values: dict[str, Any] = {
+        k.removeprefix("ICEBATCH_").lower(): v
+        for k, v in service.env.items()
+        if k.startswith("ICEBATCH_") and v
+    }
+    settings = Settings(**values)
     celery = make_celery(settings)
     for _ in range(2):
         celery.send_task("icebatch.ingest", args=[batch["job_id"]], queue=QUEUE)
-    time.sleep(5)
+    # proof that the worker consumed both duplicates before anything is checked: its log says so
+    worker = "up" if service.mode == "embedded" else "worker"  # type: ignore[attr-defined]
+    skipped = f"job {batch['job_id']} is not queued (a duplicate delivery or already taken)"
+    wait_for(
+        lambda: service.log(worker).count(skipped) >= 2, 60, "the worker to skip both duplicates"
+    )
+    assert service.log(worker).count(skipped) == 2
     job = client.get(f"/v1/jobs/{batch['job_id']}").json()
     assert job["attempt"] == 1
     assert job["state"] == "succeeded"

@@ -8,9 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.api.test_datasets import EVENTS
-from tests.e2e.conftest import new_org
-from tests.e2e.service import Service
+from tests.fixtures.datasets import EVENTS
+from tests.fixtures.service import Service, new_org
 
 pytestmark = pytest.mark.e2e
 

@@ -15,22 +15,15 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
 
 import httpx
 import pyarrow.parquet as pq
 import pytest
 
-from tests.api.test_datasets import EVENTS
-from tests.e2e.conftest import new_org
-from tests.e2e.service import Service, wait_for
-from tests.e2e.test_restatements_e2e import (
-    BATCH_COLUMN,
-    Record,
-    Restated,
+from tests.fixtures.datasets import EVENTS
+from tests.fixtures.e2e import (
     done_job,
+    finished,
     gdpr,
     ingest,
     log_shows,
@@ -38,188 +31,25 @@ from tests.e2e.test_restatements_e2e import (
     replay,
     revert,
 )
-from tests.e2e.test_service import finished, read_rows
+from tests.fixtures.service import Service, new_org, wait_for
+from tests.fixtures.vacuum_e2e import (
+    Log,
+    active_tombstones,
+    batch_records,
+    check_rows,
+    every_job_succeeded,
+    job_at,
+    load_table,
+    rewritten_files,
+    snapshot_log,
+    tombstones_of,
+    uri_path,
+    vacuum,
+    vacuum_snapshots,
+)
 
 pytestmark = [pytest.mark.e2e, pytest.mark.spark]
 postgres_only = pytest.mark.parametrize("service", ["postgres"], indirect=True)
-
-# user of row j of a batch; rows j and j + 3 share a day, so a batch's files hold the users
-# (u5, u6), (u1, u2) and (u7, u8): only the second file's bounds on user_id admit u1
-USERS = ["u5", "u1", "u7", "u6", "u2", "u8"]
-Row = tuple[int, str, str]  # (event_id, user_id, _batch_id)
-Tombstone = tuple[str, str, str, int]  # (request_id, namespace, id, added sequence number)
-
-
-def batch_records(i: int) -> list[Record]:
-    """Six rows: event `i*100 + j` of user USERS[j] (a day partition per event id % 3)."""
-    return [(i * 100 + j, USERS[j]) for j in range(6)]
-
-
-@dataclass
-class Log:
-    """What the clients did: rows of each batch (ingests and replays) and each restatement."""
-
-    rows: dict[str, list[Record]] = field(default_factory=dict)
-    restated: list[Restated] = field(default_factory=list)
-    lock: threading.Lock = field(default_factory=threading.Lock)
-
-    def ingested(self, batch_id: str, records: list[Record]) -> None:
-        with self.lock:
-            self.rows[batch_id] = records
-
-    def restatement(self, r: Restated) -> None:
-        with self.lock:
-            self.restated.append(r)
-
-
-def every_job_succeeded(client: httpx.Client) -> Counter[str]:
-    """Every job of the organization (ingests, restatements, vacuums) ended `succeeded` (a
-    batch reads `success` a moment before its job row finishes: wait for that)."""
-
-    def settled() -> list[dict[str, Any]] | None:
-        jobs = client.get("/v1/jobs", params={"limit": 500}).json()
-        assert jobs["next_offset"] is None
-        items: list[dict[str, Any]] = jobs["items"]
-        return items if all(j["state"] not in ("queued", "running") for j in items) else None
-
-    items = wait_for(settled, 30, "every job to finish", every=0.5)
-    assert [j for j in items if j["state"] != "succeeded"] == [], items
-    return Counter(j["kind"] for j in items)
-
-
-def snapshot_log(client: httpx.Client, dataset_id: str) -> dict[int, dict[str, Any]]:
-    items = client.get(f"/v1/datasets/{dataset_id}/snapshots").json()["items"]
-    return {s["snapshot_id"]: s for s in items}
-
-
-def settle(client: httpx.Client, log: Log, snapshots: dict[int, dict[str, Any]]) -> None:
-    """Every restatement job succeeded; fill in its request id and sequence number."""
-    for r in log.restated:
-        job = client.get(f"/v1/jobs/{r.job_id}").json()
-        assert job["state"] == "succeeded", job
-        result = job["result"]
-        assert result["tombstones_written"] == len(r.ids), result
-        snapshot = snapshots[result["snapshot_id"]]
-        assert snapshot["sequence_number"] == result["sequence_number"]
-        assert snapshot["icebatch"]["icebatch.operation"] == r.kind
-        r.request_id, r.sequence_number = job["request_id"], result["sequence_number"]
-
-
-def model(client: httpx.Client, log: Log, snapshots: dict[int, dict[str, Any]]) -> set[Row]:
-    """Apply ingests and restatements in commit order to a plain set of rows."""
-    steps: list[tuple[int, int, Callable[[dict[int, tuple[str, str]]], None]]] = []
-
-    def adds(batch_id: str, records: list[Record]) -> Callable[[dict[int, tuple[str, str]]], None]:
-        def apply(live: dict[int, tuple[str, str]]) -> None:
-            for event_id, user in records:
-                assert event_id not in live, event_id
-                live[event_id] = (user, batch_id)
-
-        return apply
-
-    def hides(column: str, values: list[str]) -> Callable[[dict[int, tuple[str, str]]], None]:
-        where = 1 if column == BATCH_COLUMN else 0
-
-        def apply(live: dict[int, tuple[str, str]]) -> None:
-            for event_id in [e for e, row in live.items() if row[where] in values]:
-                del live[event_id]
-
-        return apply
-
-    for batch_id, records in log.rows.items():
-        batch = client.get(f"/v1/batches/{batch_id}").json()
-        assert batch["status"] in ("success", "reverted", "replaced"), batch
-        steps.append(
-            (snapshots[batch["snapshot_id"]]["sequence_number"], 1, adds(batch_id, records))
-        )
-    for r in log.restated:
-        steps.append((r.sequence_number, 0, hides(r.column, r.ids)))  # hide, then add (replay)
-    live: dict[int, tuple[str, str]] = {}
-    for _, _, apply in sorted(steps, key=lambda s: (s[0], s[1])):
-        apply(live)
-    return {(event_id, user, batch_id) for event_id, (user, batch_id) in live.items()}
-
-
-def check_rows(client: httpx.Client, dataset_id: str, log: Log) -> set[Row]:
-    snapshots = snapshot_log(client, dataset_id)
-    settle(client, log, snapshots)
-    expected = model(client, log, snapshots)
-    got = Counter(
-        (r["event_id"], r["user_id"], r["_batch_id"]) for r in read_rows(client, dataset_id)
-    )
-    assert [row for row, n in got.items() if n > 1] == []  # no row twice
-    assert set(got) - expected == set(), "rows the model hides (resurrected)"
-    assert expected - set(got) == set(), "rows the model keeps (lost)"
-    return expected
-
-
-def active_tombstones(
-    client: httpx.Client, dataset_id: str, as_of: int | None = None
-) -> Counter[Tombstone]:
-    params: dict[str, Any] = {"limit": 10_000}
-    if as_of is not None:
-        params["as_of"] = str(as_of)
-    listing = client.get(f"/v1/datasets/{dataset_id}/tombstones", params=params).json()
-    assert listing["next_offset"] is None
-    return Counter(
-        (t["meta"]["request_id"], t["namespace"], t["id"], t["added_sequence_number"])
-        for t in listing["items"]
-    )
-
-
-def tombstones_of(restated: list[Restated]) -> Counter[Tombstone]:
-    return Counter(
-        {(r.request_id, r.column, v, r.sequence_number): 1 for r in restated for v in r.ids}
-    )
-
-
-def uri_path(uri: str) -> Path:
-    return Path(uri.removeprefix("file://"))
-
-
-def load_table(service: Service) -> Any:
-    """The dataset's table as of its newest metadata file (the test holds one dataset)."""
-    from pyiceberg.table import StaticTable
-
-    files = list((service.home / "warehouse").glob("**/metadata/*.metadata.json"))
-    newest = max(files, key=lambda p: int(p.name.partition("-")[0]))
-    return StaticTable.from_metadata(str(newest))
-
-
-def rewritten_files(table: Any, snapshot_id: int) -> list[tuple[Path, int]]:
-    """Files the rewrite snapshot added (live in it, not in its parent), with their data
-    sequence numbers."""
-    from app.lake import visible
-
-    snapshot = table.snapshot_by_id(snapshot_id)
-    parent = table.snapshot_by_id(snapshot.parent_snapshot_id)
-    before = {p.data_file.file_path for p in visible.plan(table, parent)}
-    return [
-        (uri_path(p.data_file.file_path), p.sequence_number)
-        for p in visible.plan(table, snapshot)
-        if p.data_file.file_path not in before
-    ]
-
-
-def vacuum(client: httpx.Client, dataset_id: str) -> dict[str, Any]:
-    response = client.post(f"/v1/datasets/{dataset_id}/vacuum", json={"mode": "full"})
-    assert response.status_code == 202, response.text
-    job: dict[str, Any] = response.json()
-    assert job["kind"] == "vacuum"
-    return job
-
-
-def job_at(client: httpx.Client, job_id: str, stages: tuple[str, ...]) -> Callable[[], bool]:
-    def check() -> bool:
-        job = client.get(f"/v1/jobs/{job_id}").json()
-        assert job["state"] in ("queued", "running"), job
-        return job["state"] == "running" and job["stage"] in stages
-
-    return check
-
-
-def vacuum_snapshots(snapshots: dict[int, dict[str, Any]], request_id: str) -> list[dict[str, Any]]:
-    return [s for s in snapshots.values() if s["icebatch"].get("icebatch.request-id") == request_id]
 
 
 # seconds the vacuum waits between writing its files and taking the commit lease: enough for

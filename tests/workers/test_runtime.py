@@ -12,7 +12,7 @@ from app.db import session_scope
 from app.jobs import reconciler
 from app.jobs.broker import get_celery, make_celery
 from app.models import Batch, Job, OutboxMessage
-from tests.api.test_batches import CSV, open_batch
+from tests.fixtures.batches import CSV, open_batch
 from workers import runtime
 
 

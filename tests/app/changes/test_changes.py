@@ -1,0 +1,207 @@
+"""Incremental reads (`GET /changes`) against an independent model (tests/fixtures/changes.py):
+plain Python sets of rows keyed by a unique event id, and the tombstones that hide them."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from tests.fixtures.batches import csv_rows, ingest
+from tests.fixtures.changes import FULL, Model, build, changes, current, request_ids, span
+from tests.fixtures.datasets import EVENTS
+from tests.fixtures.spark import RunJobs
+
+pytestmark = pytest.mark.spark
+
+
+def check(
+    client: TestClient, did: str, model: Model, start: int, end: int, requests: Any
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Both kinds over (start, end] equal the model, with the change columns filled in."""
+    by_snapshot, by_value = requests
+    params = span(model.snapshots[start], model.snapshots[end])
+    added, headers = changes(client, did, "appended", **params)
+    assert headers["x-icebatch-from-snapshot"] == str(model.snapshots[start] or "")
+    assert headers["x-icebatch-to-snapshot"] == str(model.snapshots[end])
+    gone, _ = changes(client, did, "deleted", **params)
+    where = f"range ({start}, {end}]"
+    assert len(added) == len({r["event_id"] for r in added}), where
+    kept = [r["event_id"] for r in gone if r["_operation"] != "gdpr"]
+    assert len(kept) == len(set(kept)), where
+    expected_added = model.appended(start, end)
+    assert {r["event_id"]: (r["_operation"], r["_snapshot_id"]) for r in added} == (
+        expected_added
+    ), where
+    for row in added:
+        source = model.rows[row["event_id"]]
+        assert row["_change_type"] == "appended"
+        assert row["_batch_id"] == source.batch
+        assert row["user_id"] == source.user
+        assert row["payload"] == f"p{row['event_id']}"
+        assert row["_request_id"] == by_snapshot[row["_snapshot_id"]]
+    expected_gone = model.deleted(start, end)
+    assert {r["event_id"]: (r["_operation"], r["_snapshot_id"]) for r in gone if r["event_id"]} == {
+        e: why for e, why in expected_gone.items() if why[0] != "gdpr"
+    }, where
+    erased = [r for r in gone if r["_operation"] == "gdpr"]
+    assert sorted((r["user_id"], r["_batch_id"], r["_snapshot_id"]) for r in erased) == sorted(
+        (model.rows[e].user, model.rows[e].batch, why[1])
+        for e, why in expected_gone.items()
+        if why[0] == "gdpr"
+    ), where
+    for row in gone:
+        assert row["_change_type"] == "deleted"
+        if row["_operation"] == "gdpr":  # only the identity columns, the batch, the why
+            assert row["event_id"] is None
+            assert row["payload"] is None
+            assert row["event_time"] is None
+            assert row["_request_id"] == by_value[row["user_id"]]
+        else:
+            assert row["_batch_id"] == model.rows[row["event_id"]].batch
+            assert row["payload"] == f"p{row['event_id']}"
+            assert row["_request_id"] == by_value[row["_batch_id"]]
+    return added, gone
+
+
+def test_changes_of_every_range_match_the_model(client: TestClient, run_jobs: RunJobs) -> None:
+    did, model = build(client, run_jobs)
+    requests = request_ids(client, did)
+    steps = range(len(model.snapshots))
+    for start in steps:
+        for end in steps:
+            if start < end:
+                check(client, did, model, start, end, requests)
+    # a row appended and deleted inside the range is deleted, not appended
+    replayed, gdpr = model.operations.index("replay"), model.operations.index("gdpr")
+    added, gone = check(client, did, model, replayed - 1, gdpr, requests)
+    assert 7 not in {r["event_id"] for r in added}
+    assert {"u1"} == {r["user_id"] for r in gone if r["_operation"] == "gdpr"}
+    # rows 7 and 8, and row 4, replaced and erased in the range: the GDPR tombstone wins
+    assert len([r for r in gone if r["_operation"] == "gdpr"]) == 3
+    # the replica invariant at every checkpoint: apply deleted, then appended
+    replica: set[tuple[Any, ...]] = set()
+    for step in steps[1:]:
+        added, gone = check(client, did, model, step - 1, step, requests)
+        apply(replica, added, gone)
+        assert replica == snapshot_rows(client, did, model.snapshots[step]), step
+        assert {k[0] for k in replica} == model.visible(step)
+
+
+def key(row: dict[str, Any]) -> tuple[Any, ...]:
+    return tuple(row[c] for c in FULL)
+
+
+def apply(
+    replica: set[tuple[Any, ...]], added: list[dict[str, Any]], gone: list[dict[str, Any]]
+) -> None:
+    """What a consumer does with an increment: remove the deleted rows, add the appended."""
+    for row in gone:
+        if row["_operation"] == "gdpr":  # identity + batch: remove every row of both
+            replica -= {k for k in replica if (k[1], k[4]) == (row["user_id"], row["_batch_id"])}
+        else:
+            replica.remove(key(row))
+    for row in added:
+        assert key(row) not in replica
+        replica.add(key(row))
+
+
+def snapshot_rows(client: TestClient, did: str, snapshot_id: int | None) -> set[tuple[Any, ...]]:
+    response = client.get(f"/v1/datasets/{did}/rows", params={"as_of": snapshot_id})
+    assert response.status_code == 200, response.text
+    return {key(json.loads(line)) for line in response.text.splitlines()}
+
+
+def maintain(
+    client: TestClient, run_jobs: RunJobs, did: str, model: Model, path: str, body: dict[str, Any]
+) -> dict[str, Any]:
+    """A vacuum or compaction: a snapshot that changes no visible row."""
+    started = client.post(f"/v1/datasets/{did}/{path}", json=body)
+    assert started.status_code == 202, started.text
+    run_jobs()
+    job = client.get(f"/v1/jobs/{started.json()['id']}").json()
+    assert job["state"] == "succeeded", job
+    model.commit(current(client, did), path)
+    return dict(job["result"])
+
+
+def test_changes_across_vacuum_and_compaction(client: TestClient, run_jobs: RunJobs) -> None:
+    """Vacuums (partial and full) and a compaction inside and across ranges: appended never
+    holds re-written rows, deleted rows of rewritten files are counted once."""
+    did, model = build(client, run_jobs)
+    partial = maintain(client, run_jobs, did, model, "vacuum", {"mode": "partial", "tombstones": 1})
+    assert partial["tombstones_purged"] == 1, partial
+    batch = ingest(client, run_jobs, did, "csv", {"a.csv": csv_rows([(20, "u2"), (21, "u8")])})
+    model.add(batch["id"], [(20, "u2"), (21, "u8")])
+    model.commit(batch["snapshot_id"], "ingest")
+    gdpr = client.post(
+        "/v1/privacy/jobs", json={"dataset_ids": [did], "column": "user_id", "values": ["u2"]}
+    )
+    assert gdpr.status_code == 202, gdpr.text
+    run_jobs()
+    model.hide("gdpr", "user_id", ["u2"], current(client, did))
+    model.commit(current(client, did), "gdpr")
+    compacted = maintain(client, run_jobs, did, model, "compact", {})
+    assert compacted.get("files_rewritten", 0) > 0, compacted
+    late = ingest(client, run_jobs, did, "csv", {"a.csv": csv_rows([(22, "u9")])})
+    model.add(late["id"], [(22, "u9")])
+    model.commit(late["snapshot_id"], "ingest")
+    assert client.post(f"/v1/batches/{late['id']}", params={"action": "REVERT"}).status_code == 202
+    run_jobs()
+    model.hide("revert", "_batch_id", [late["id"]], current(client, did))
+    model.commit(current(client, did), "revert")
+    full = maintain(client, run_jobs, did, model, "vacuum", {"mode": "full"})
+    assert full["tombstones_purged"] > 0, full
+    requests = request_ids(client, did)
+    steps = range(len(model.snapshots))
+    for start in steps:
+        for end in steps:
+            if start < end:
+                check(client, did, model, start, end, requests)
+    replica: set[tuple[Any, ...]] = set()
+    for step in steps[1:]:
+        added, gone = check(client, did, model, step - 1, step, requests)
+        apply(replica, added, gone)
+        assert replica == snapshot_rows(client, did, model.snapshots[step]), step
+    # every second checkpoint: increments spanning vacuums and the compaction
+    replica = set()
+    for start, end in zip(steps[::2], [*steps[2::2], steps[-1]], strict=False):
+        added, gone = check(client, did, model, start, end, requests)
+        apply(replica, added, gone)
+        assert replica == snapshot_rows(client, did, model.snapshots[end]), end
+
+
+@pytest.mark.parametrize("stack", ["embedded"], indirect=True)  # one store is enough here
+def test_a_range_reaching_expired_snapshots_is_gone(client: TestClient, run_jobs: RunJobs) -> None:
+    did = client.post("/v1/datasets", json=EVENTS).json()["id"]
+    snapshots = [
+        ingest(client, run_jobs, did, "csv", {"a.csv": csv_rows([(i, f"u{i}")])})["snapshot_id"]
+        for i in range(4)
+    ]
+    policy = {"min_snapshots": 2, "max_snapshot_age_seconds": 0}
+    assert client.put(f"/v1/datasets/{did}/retention", json=policy).status_code == 200
+    started = client.post(f"/v1/datasets/{did}/expire")
+    assert started.status_code == 202, started.text
+    run_jobs()
+    job = client.get(f"/v1/jobs/{started.json()['id']}").json()
+    assert job["state"] == "succeeded", job
+    retained = {
+        s["snapshot_id"] for s in client.get(f"/v1/datasets/{did}/snapshots").json()["items"]
+    }
+    assert snapshots[0] not in retained
+    oldest = min(retained, key=snapshots.index)
+    url = f"/v1/datasets/{did}/changes"
+    for params in (
+        {"kind": "appended"},  # from the empty table: the chain reaches an expired snapshot
+        {"kind": "deleted", "from_snapshot": snapshots[0]},
+        {"kind": "appended", "since": "2000-01-01T00:00:00Z"},
+    ):
+        gone = client.get(url, params=params)
+        assert gone.status_code == 410, (params, gone.text)
+        assert gone.json()["oldest_retained_snapshot_id"] == oldest
+        assert str(oldest) in gone.json()["detail"]
+    rows, headers = changes(client, did, "appended", from_snapshot=oldest)
+    assert headers["x-icebatch-from-snapshot"] == str(oldest)
+    assert [r["event_id"] for r in rows] == list(range(snapshots.index(oldest) + 1, 4))
