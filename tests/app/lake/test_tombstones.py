@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from pyiceberg.catalog.sql import SqlCatalog
 from pyiceberg.io.pyarrow import schema_to_pyarrow
@@ -103,6 +104,27 @@ def test_tombstones_hide_only_rows_committed_before_them(table: Table) -> None:
     append(table, "b2", [(3, "a")])
     assert visible_ids(table) == [2, 3]
     counts = visible.count_by_value(table, table.current_snapshot(), "user_id", ["a", "b", "z"])
+    assert counts == {"a": 1, "b": 1}
+
+
+def test_rows_committed_with_a_tombstone_are_not_hidden_by_it(table: Table) -> None:
+    """Strictly older only: a file committed in the tombstone's own snapshot (as a replay's new
+    rows are) has the tombstone's sequence number, and its rows stay visible."""
+    append(table, "b1", [(1, "a"), (2, "b")])
+    path = f"{table.location()}/data/same-snapshot.parquet"
+    rows = pa.table({"id": [3], "user_id": ["a"], BATCH_COLUMN: ["b2"]})
+    with table.io.new_output(path).create() as out:
+        pq.write_table(rows.cast(schema_to_pyarrow(table.schema())), out)
+    snapshot = commit.commit(
+        table,
+        files=commit.data_files(table, [path]),
+        new_tombstones=user_tombstones(table, ["a"]),
+        properties={},
+    )
+    planned = visible.plan(table, snapshot)
+    assert {p.sequence_number for p in planned} == {1, snapshot.sequence_number}
+    assert visible_ids(table) == [2, 3]
+    counts = visible.count_by_value(table, snapshot, "user_id", ["a", "b"])
     assert counts == {"a": 1, "b": 1}
 
 
