@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from datetime import datetime
 
 from sqlalchemy import select
@@ -15,6 +15,20 @@ def get(session: Session, org: str, job_id: str) -> Job:
     if job is None:
         raise JobNotFound(job_id)
     return job
+
+
+def active_for_subject(session: Session, subject_id: str, kinds: Collection[str]) -> Job | None:
+    """The oldest queued or running job of one of `kinds` on the subject (a dataset, …)."""
+    return session.scalar(
+        select(Job)
+        .where(
+            Job.subject_id == subject_id,
+            Job.kind.in_(kinds),
+            Job.state.in_([JobState.QUEUED, JobState.RUNNING]),
+        )
+        .order_by(Job.created_at)
+        .limit(1)
+    )
 
 
 def page(

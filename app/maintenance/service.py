@@ -9,16 +9,16 @@ from app.config import get_settings
 from app.datasets import repository as datasets
 from app.datasets import service as dataset_service
 from app.errors import Conflict, InvalidInput
+from app.jobs import repository as jobs_repository
 from app.jobs import service as jobs
 from app.jobs.kinds import REWRITE_KINDS, CompactPayload, JobKind, Payload, VacuumPayload
-from app.maintenance import repository
 from app.maintenance.schemas import CompactRequest, VacuumRequest
 from app.models import Dataset, Job
 
 
 def running_rewrite(session: Session, dataset_id: str) -> Job | None:
     """The dataset's queued or running vacuum/compaction, if any."""
-    return repository.active_job(session, dataset_id, REWRITE_KINDS)
+    return jobs_repository.active_for_subject(session, dataset_id, REWRITE_KINDS)
 
 
 def _start(session: Session, dataset: Dataset, kind: JobKind, payload: Payload) -> Job:

@@ -8,27 +8,11 @@ from sqlalchemy.orm import Session
 from app.models import (
     Consumer,
     ExpiredSnapshot,
-    Job,
-    JobState,
     PrivacyJob,
     Restatement,
     RestatementKind,
     RestatementState,
 )
-
-
-def active_job(session: Session, dataset_id: str, kinds: Collection[str]) -> Job | None:
-    """The oldest queued or running job of one of `kinds` on the dataset."""
-    return session.scalar(
-        select(Job)
-        .where(
-            Job.subject_id == dataset_id,
-            Job.kind.in_(kinds),
-            Job.state.in_([JobState.QUEUED, JobState.RUNNING]),
-        )
-        .order_by(Job.created_at)
-        .limit(1)
-    )
 
 
 def consumers(session: Session, dataset_id: str) -> list[Consumer]:
