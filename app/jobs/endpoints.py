@@ -6,7 +6,7 @@ from fastapi import APIRouter, Query
 
 from app.auth import Org
 from app.db import DbSession
-from app.jobs import repository, service
+from app.jobs import service
 from app.jobs.schemas import JobList, JobOut
 from app.models import JobState
 
@@ -16,7 +16,7 @@ router = APIRouter(prefix="/v1/jobs", tags=["jobs"])
 @router.get("/{job_id}", response_model=JobOut)
 def get_job(job_id: str, org: Org, session: DbSession) -> JobOut:
     """State, stage, progress, attempt, timings and error of one job."""
-    return service.to_out(repository.get(session, org, job_id))
+    return service.describe(session, org, job_id)
 
 
 @router.get("", response_model=JobList)
@@ -29,8 +29,4 @@ def list_jobs(
     limit: Annotated[int, Query(ge=1, le=500)] = 100,
 ) -> JobList:
     """List your organization's jobs, newest first."""
-    rows = repository.page(session, org, state, kind, offset, limit + 1)
-    return JobList(
-        items=[service.to_out(j) for j in rows[:limit]],
-        next_offset=offset + limit if len(rows) > limit else None,
-    )
+    return service.list_jobs(session, org, state, kind, offset, limit)

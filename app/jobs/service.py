@@ -11,10 +11,11 @@ from sqlalchemy.orm import Session
 
 from app.config import get_settings
 from app.db import after_commit, session_scope
+from app.jobs import repository
 from app.jobs.broker import QUEUE, get_celery
 from app.jobs.failures import failure_hooks
 from app.jobs.kinds import JobKind, Payload
-from app.jobs.schemas import JobOut
+from app.jobs.schemas import JobList, JobOut
 from app.models import Job, JobState, OutboxMessage
 
 log = logging.getLogger(__name__)
@@ -86,6 +87,22 @@ def fail(session: Session, job: Job, error: str) -> None:
     hook = failure_hooks().get(JobKind(job.kind))
     if hook is not None:
         hook(session, job, error)
+
+
+def describe(session: Session, org: str, job_id: str) -> JobOut:
+    """One job of the organization (JobNotFound otherwise)."""
+    return to_out(repository.get(session, org, job_id))
+
+
+def list_jobs(
+    session: Session, org: str, state: str | None, kind: str | None, offset: int, limit: int
+) -> JobList:
+    """A page of the organization's jobs, newest first."""
+    rows = repository.page(session, org, state, kind, offset, limit + 1)
+    return JobList(
+        items=[to_out(j) for j in rows[:limit]],
+        next_offset=offset + limit if len(rows) > limit else None,
+    )
 
 
 def to_out(job: Job) -> JobOut:

@@ -15,18 +15,11 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 from pyspark.sql import SparkSession
 from pyspark.sql import types as T
-from pyspark.sql.pandas.types import to_arrow_schema
+from pyspark.sql.pandas.types import from_arrow_type, to_arrow_schema
 
-from app.lake.changes import FileTask
+from app.lake.changes import CHANGE_FIELDS, FileTask
 from app.lake.changes_read import FileReader, ReadContext
 from workers.spark.types import spark_schema
-
-CHANGE_TYPES = {
-    "_change_type": T.StringType(),
-    "_operation": T.StringType(),
-    "_request_id": T.StringType(),
-    "_snapshot_id": T.LongType(),
-}
 
 
 @dataclass(frozen=True)
@@ -40,7 +33,7 @@ def output_struct(reader: FileReader) -> T.StructType:
     """The Spark schema of change rows: the table's columns (nullable) + the change columns."""
     table = spark_schema(reader.schema, lenient=True)
     fields = [T.StructField(f.name, f.dataType, True) for f in table.fields]
-    fields += [T.StructField(name, kind, True) for name, kind in CHANGE_TYPES.items()]
+    fields += [T.StructField(f.name, from_arrow_type(f.type), True) for f in CHANGE_FIELDS]
     return T.StructType(fields)
 
 
