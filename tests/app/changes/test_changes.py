@@ -10,7 +10,16 @@ import pytest
 from fastapi.testclient import TestClient
 
 from tests.fixtures.batches import csv_rows, ingest
-from tests.fixtures.changes import FULL, Model, build, changes, current, request_ids, span
+from tests.fixtures.changes import (
+    FULL,
+    Model,
+    build,
+    changes,
+    current,
+    gdpr_delete,
+    request_ids,
+    span,
+)
 from tests.fixtures.datasets import EVENTS
 from tests.fixtures.spark import RunJobs
 
@@ -66,14 +75,20 @@ def check(
     return added, gone
 
 
-def test_changes_of_every_range_match_the_model(client: TestClient, run_jobs: RunJobs) -> None:
-    did, model = build(client, run_jobs)
+def check_every_range(client: TestClient, did: str, model: Model) -> Any:
+    """`check` on every range (start, end] of the model's snapshots; the request ids read."""
     requests = request_ids(client, did)
     steps = range(len(model.snapshots))
     for start in steps:
         for end in steps:
             if start < end:
                 check(client, did, model, start, end, requests)
+    return requests
+
+
+def test_changes_of_every_range_match_the_model(client: TestClient, run_jobs: RunJobs) -> None:
+    did, model = build(client, run_jobs)
+    requests = check_every_range(client, did, model)
     # a row appended and deleted inside the range is deleted, not appended
     replayed, gdpr = model.operations.index("replay"), model.operations.index("gdpr")
     added, gone = check(client, did, model, replayed - 1, gdpr, requests)
@@ -83,7 +98,7 @@ def test_changes_of_every_range_match_the_model(client: TestClient, run_jobs: Ru
     assert len([r for r in gone if r["_operation"] == "gdpr"]) == 3
     # the replica invariant at every checkpoint: apply deleted, then appended
     replica: set[tuple[Any, ...]] = set()
-    for step in steps[1:]:
+    for step in range(1, len(model.snapshots)):
         added, gone = check(client, did, model, step - 1, step, requests)
         apply(replica, added, gone)
         assert replica == snapshot_rows(client, did, model.snapshots[step]), step
@@ -136,13 +151,7 @@ def test_changes_across_vacuum_and_compaction(client: TestClient, run_jobs: RunJ
     batch = ingest(client, run_jobs, did, "csv", {"a.csv": csv_rows([(20, "u2"), (21, "u8")])})
     model.add(batch["id"], [(20, "u2"), (21, "u8")])
     model.commit(batch["snapshot_id"], "ingest")
-    gdpr = client.post(
-        "/v1/privacy/jobs", json={"dataset_ids": [did], "column": "user_id", "values": ["u2"]}
-    )
-    assert gdpr.status_code == 202, gdpr.text
-    run_jobs()
-    model.hide("gdpr", "user_id", ["u2"], current(client, did))
-    model.commit(current(client, did), "gdpr")
+    gdpr_delete(client, run_jobs, did, model, "u2")
     compacted = maintain(client, run_jobs, did, model, "compact", {})
     assert compacted.get("files_rewritten", 0) > 0, compacted
     late = ingest(client, run_jobs, did, "csv", {"a.csv": csv_rows([(22, "u9")])})
@@ -154,12 +163,8 @@ def test_changes_across_vacuum_and_compaction(client: TestClient, run_jobs: RunJ
     model.commit(current(client, did), "revert")
     full = maintain(client, run_jobs, did, model, "vacuum", {"mode": "full"})
     assert full["tombstones_purged"] > 0, full
-    requests = request_ids(client, did)
+    requests = check_every_range(client, did, model)
     steps = range(len(model.snapshots))
-    for start in steps:
-        for end in steps:
-            if start < end:
-                check(client, did, model, start, end, requests)
     replica: set[tuple[Any, ...]] = set()
     for step in steps[1:]:
         added, gone = check(client, did, model, step - 1, step, requests)
