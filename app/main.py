@@ -18,6 +18,7 @@ from app.errors import AppError
 from app.jobs.endpoints import router as jobs_router
 from app.maintenance.endpoints import router as maintenance_router
 from app.reads.endpoints import router as reads_router
+from app.request_context import RequestIdMiddleware
 from app.restatements.endpoints import privacy_router, tombstones_router
 from app.retention.endpoints import router as retention_router
 
@@ -74,6 +75,7 @@ def create_app() -> FastAPI:
         description="Batch control plane for Apache Iceberg: ingest, restate, read increments.",
     )
     app.add_middleware(health.MetricsMiddleware)
+    app.add_middleware(RequestIdMiddleware)  # added last: outermost, so every response has it
     app.add_exception_handler(AppError, _app_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(StarletteHTTPException, _http_error)

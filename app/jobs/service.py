@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import uuid
 from datetime import UTC, datetime
 
 from sqlalchemy import update
@@ -17,6 +16,7 @@ from app.jobs.failures import failure_hooks
 from app.jobs.kinds import JobKind, Payload
 from app.jobs.schemas import JobList, JobOut
 from app.models import Job, JobState, OutboxMessage
+from app.request_context import current_request_id, new_request_id
 
 log = logging.getLogger(__name__)
 
@@ -44,7 +44,7 @@ def enqueue(
         kind=kind.value,
         task_name=kind.task.value,
         subject_id=subject_id,
-        request_id=str(uuid.uuid4()),
+        request_id=current_request_id() or new_request_id(),
         payload=payload.model_dump(mode="json"),
         max_attempts=get_settings().job_max_attempts,
     )
