@@ -54,6 +54,8 @@ def check(subject: Subject) -> list[Finding]:
     for batch in batches:
         if batch.status in COMMITTED:
             out += _committed_batch(subject, batch, jobs, restatements, by_id, by_request, expired)
+        elif batch.status in batch_service.IN_FLIGHT and not batch.replay:
+            out += _stuck_batch(subject, batch, jobs.get(batch.job_id or ""), by_request)
     by_batch = {b.id: b for b in batches}
     commit_ids = {r.commit_id for r in restatements if r.commit_id}
     for snapshot in table.snapshots():
@@ -119,6 +121,44 @@ def _committed_batch(
         )
         return [finding(subject, CHECK, problem, human)]
     return []
+
+
+def _stuck_batch(
+    subject: Subject, batch: Batch, job: Job | None, by_request: dict[str, Snapshot]
+) -> list[Finding]:
+    """An ingest in flight whose job is over and whose snapshot never landed (a landed one is
+    found from the snapshot's side, `_ingest_snapshot`)."""
+    if job is not None and (job.state in LIVE or job.request_id in by_request):
+        return []
+    if job is None or job.state != JobState.FAILED:
+        whose = f"its job {job.id} is '{job.state}'" if job is not None else "it has no job"
+        return [
+            finding(
+                subject,
+                CHECK,
+                f"batch {batch.id} is '{batch.status}' but {whose} and nothing of it landed in "
+                "the table",
+                "look at the job (GET /v1/jobs/…); the batch can only be sent again as a new batch",
+            )
+        ]
+    return [
+        finding(
+            subject,
+            CHECK,
+            f"batch {batch.id} is '{batch.status}' but its ingest job {job.id} failed for good "
+            f"({job.error or 'no error recorded'}) and nothing of it landed in the table",
+            "--repair fails the batch with the job's error, as the job's failure hook does",
+            repair=lambda: _record_failure(job.id),
+        )
+    ]
+
+
+def _record_failure(job_id: str) -> str:
+    with session_scope() as session:
+        job = session.get(Job, job_id)
+        assert job is not None
+        batch_service.ingest_failed(session, job, job.error or "the ingest job failed")
+        return f"failed batch {job.subject_id} with the error of its job {job_id}"
 
 
 def _ingest_snapshot(

@@ -39,7 +39,7 @@ class Finding:
 
     dataset_id: str
     dataset: str  # org/name
-    check: str  # batches | restatements | tombstones | orphans | privacy | catalog
+    check: str  # batches | restatements | tombstones | files | orphans | privacy | catalog
     problem: str
     action: str
     repair: Repair | None = field(default=None, repr=False, compare=False)

@@ -19,7 +19,7 @@ CHECKS: tuple[tuple[str, Check], ...] = (
     ("batches", batches.check),
     ("restatements", restatements.check),
     ("tombstones", tombstones.check),
-    ("orphans", files.check),
+    ("files", files.check),
     ("privacy", privacy.check),
 )
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
-from sqlalchemy import update
+from sqlalchemy import delete, insert, select, update
 from typer.testing import CliRunner
 
 from tests.fixtures.batches import csv_rows, ids, ingest
@@ -150,6 +150,41 @@ def check_batches(
     sql(Batch, Batch.id == b1["id"], snapshot_id=b1["snapshot_id"])
     assert_clean(org)
 
+    # an ingest job failed for good but its failure hook never ran: the batch stays 'staged'
+    b3 = client.post("/v1/batches", json={"dataset_id": did, "format": "csv"}).json()["id"]
+    client.put(f"/v1/batches/{b3}/files/a.csv", content=csv_rows([(9, "u9")]))
+    job = client.post(f"/v1/batches/{b3}", params={"action": "COMPLETE"}).json()["job"]["id"]
+    sql(Job, Job.id == job, state="failed", error="the worker gave up")
+    [problem] = found(org, "batches")
+    assert problem["problem"] == (
+        f"batch {b3} is 'staged' but its ingest job {job} failed for good (the worker gave up) "
+        "and nothing of it landed in the table"
+    )
+    assert repair(org)["findings"][0]["repaired"] == (
+        f"failed batch {b3} with the error of its job {job}"
+    )
+    again = client.get(f"/v1/batches/{b3}").json()
+    assert again["status"] == "failed"
+    assert again["errors"][0]["reason"] == "the worker gave up"
+    assert_clean(org)
+
+    # the batch row is lost: its snapshot's rows belong to no batch
+    from app.db import session_scope
+
+    with session_scope() as session:
+        row = session.execute(select(Batch.__table__).where(Batch.id == b2["id"])).mappings().one()
+        session.execute(delete(Batch).where(Batch.id == b2["id"]))
+    [problem] = found(org, "batches")
+    assert problem["problem"] == (
+        f"snapshot {b2['snapshot_id']} (the ingest of batch {b2['id']}, 2 rows) belongs to no "
+        "batch the metadata store knows: its rows are visible but can be neither reverted nor "
+        "replayed"
+    )
+    assert problem["action"] == "restore the batch's row from a backup of the metadata store"
+    with session_scope() as session:
+        session.execute(insert(Batch).values(**row))
+    assert_clean(org)
+
 
 def check_restatements(
     client: TestClient, run_jobs: RunJobs, org: str, did: str, b1: dict[str, Any], privacy: str
@@ -201,6 +236,7 @@ def check_restatements(
 
 
 def check_tombstones(client: TestClient, org: str, did: str) -> None:
+    from app.cli import cli
     from app.lake import tombstones
 
     table = table_of(client, did)
@@ -220,6 +256,19 @@ def check_tombstones(client: TestClient, org: str, did: str) -> None:
         assert "cannot be read" in problems[0]
         report = repair(org)
         assert report["remaining"], "a lost tombstone is never rebuilt by the doctor"
+        if path == location:
+            words = CliRunner(mix_stderr=False).invoke(
+                cli, ["doctor", "--org", org, "--dataset", "events", "--repair"]
+            )
+            assert words.exit_code == 1
+            assert words.stdout.splitlines()[:4] == [
+                "icebatch doctor: 1 dataset checked, 1 problem found.",
+                "",
+                f"{org}/events (dataset {did})",
+                f"  [tombstones] {problems[0]}",
+            ]
+            assert "      needs a human" in words.stdout
+            assert "After repair, 1 problem remain:" in words.stdout
         file.write_bytes(saved)
         assert_clean(org)
 
@@ -245,11 +294,25 @@ def check_orphans(client: TestClient, org: str, did: str) -> None:
     assert_clean(org)
     young.unlink()
 
+    # a data file the current snapshot reads is gone from the warehouse
+    from app.lake import retention
+
+    lost = sorted(retention.FileIndex(table).data_files(table.current_snapshot()))[0]
+    aside = data.parent / "aside.bin"
+    Path(lost).rename(aside)
+    [problem] = found(org, "files")
+    assert problem["problem"] == (
+        "1 files that retained snapshots reference are missing from the warehouse: "
+        f"{lost}; reads that touch them fail"
+    )
+    aside.rename(lost)
+    assert_clean(org)
+
 
 def check_privacy(
     client: TestClient, run_jobs: RunJobs, org: str, did: str, b2: dict[str, Any], privacy: str
 ) -> None:
-    from app.models import PrivacyJob, Restatement
+    from app.models import Job, PrivacyJob, Restatement
 
     gdpr = restatement_of(privacy_job_id=privacy)
     # marked erased while the table still holds its tombstones: a wrong receipt, for a human
@@ -265,6 +328,17 @@ def check_privacy(
     )
     assert problem["repairable"] is False
     sql(Restatement, Restatement.id == gdpr.id, erased_at=None)
+    assert_clean(org)
+
+    # its job failed for good though the delete is committed: the privacy job says 'failed'
+    sql(Job, Job.id == gdpr.job_id, state="failed")
+    [problem] = found(org, "privacy")
+    assert problem["problem"] == (
+        f"privacy job {privacy} reports 'failed' for this dataset (its job {gdpr.job_id} "
+        f"failed), but the GDPR delete of privacy job {privacy} (restatement {gdpr.id}) is "
+        f"committed in snapshot {gdpr.snapshot_id}: its rows are hidden"
+    )
+    sql(Job, Job.id == gdpr.job_id, state="succeeded")
     assert_clean(org)
 
     # vacuum and expiry erase it (the recipe of the retention tests) ...
