@@ -62,6 +62,7 @@ def check(subject: Subject) -> list[Finding]:
         operation = snapshots.summary_value(snapshot, snapshots.OPERATION)
         if operation == "ingest":
             out += _ingest_snapshot(subject, snapshot, by_batch, jobs)
+            out += _twice(subject, snapshot, by_batch, by_id)
         elif operation in RESTATING:
             request_id = snapshots.summary_value(snapshot, snapshots.REQUEST_ID)
             if request_id not in commit_ids:
@@ -121,6 +122,33 @@ def _committed_batch(
         )
         return [finding(subject, CHECK, problem, human)]
     return []
+
+
+def _twice(
+    subject: Subject, snapshot: Snapshot, by_batch: dict[str, Batch], by_id: dict[int, Snapshot]
+) -> list[Finding]:
+    """An ingest snapshot of a committed batch that names another (existing) snapshot: the
+    batch's rows were committed twice."""
+    batch_id = snapshots.summary_value(snapshot, snapshots.BATCH_ID) or ""
+    batch = by_batch.get(batch_id)
+    if batch is None or batch.status not in COMMITTED or batch.snapshot_id is None:
+        return []
+    own = by_id.get(batch.snapshot_id)
+    if own is None or own.snapshot_id == snapshot.snapshot_id:
+        return []
+    if snapshots.summary_value(own, snapshots.BATCH_ID) != batch_id:
+        return []  # the batch names a snapshot of another batch: `_committed_batch` says so
+    return [
+        finding(
+            subject,
+            CHECK,
+            f"batch {batch.id} was committed twice: snapshot {snapshot.snapshot_id} "
+            f"({snapshots.added_records(snapshot)} rows) holds its rows besides its own snapshot "
+            f"{batch.snapshot_id}",
+            f"its rows are duplicated: revert the batch (POST /v1/batches/{batch.id}"
+            "?action=REVERT hides both copies) and send its rows again as a new batch",
+        )
+    ]
 
 
 def _stuck_batch(

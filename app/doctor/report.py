@@ -23,7 +23,7 @@ def text(report: Report) -> str:
             dataset = finding.dataset
             lines += ["", f"{finding.dataset} (dataset {finding.dataset_id})"]
         lines += _finding(finding, report.repaired)
-    if report.repaired:
+    if report.repaired and report.findings:
         lines.append("")
         if report.remaining:
             lines.append(f"After repair, {_count(len(report.remaining), 'problem')} remain:")

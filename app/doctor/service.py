@@ -30,7 +30,7 @@ class Report:
 
     datasets_checked: int
     findings: list[Finding]
-    repaired: bool = False
+    repaired: bool = False  # --repair was asked
     remaining: list[Finding] = field(default_factory=list)
 
     @property
@@ -99,10 +99,9 @@ def repair(findings: list[Finding]) -> None:
 def run(*, org: str | None = None, dataset: str | None = None, fix: bool = False) -> Report:
     """Examine; with `fix`, repair and examine again (what remains is what needs a human)."""
     checked, findings = examine(org, dataset)
-    report = Report(checked, findings)
+    report = Report(checked, findings, repaired=fix)
     if fix and findings:
         repair(findings)
-        report.repaired = True
         _, report.remaining = examine(org, dataset)
     return report
 

@@ -150,6 +150,18 @@ def check_batches(
     sql(Batch, Batch.id == b1["id"], snapshot_id=b1["snapshot_id"])
     assert_clean(org)
 
+    # a batch that names another batch's snapshot
+    sql(Batch, Batch.id == b2["id"], snapshot_id=b1["snapshot_id"])
+    [problem] = found(org, "batches")
+    b2_request = client.get(f"/v1/jobs/{b2['job_id']}").json()["request_id"]
+    assert problem["problem"] == (
+        f"batch {b2['id']} names snapshot {b1['snapshot_id']}, which carries request id "
+        f"{request_id}, not the batch's {b2_request}; its request id {b2_request} is in "
+        f"snapshot {b2['snapshot_id']}"
+    )
+    sql(Batch, Batch.id == b2["id"], snapshot_id=b2["snapshot_id"])
+    assert_clean(org)
+
     # an ingest job failed for good but its failure hook never ran: the batch stays 'staged'
     b3 = client.post("/v1/batches", json={"dataset_id": did, "format": "csv"}).json()["id"]
     client.put(f"/v1/batches/{b3}/files/a.csv", content=csv_rows([(9, "u9")]))
