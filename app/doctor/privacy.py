@@ -44,17 +44,6 @@ def check(subject: Subject) -> list[Finding]:
     out: list[Finding] = []
     for delete in deletes:
         label = f"the GDPR delete of privacy job {delete.privacy_job_id} (restatement {delete.id})"
-        if delete.state == RestatementState.FAILED and delete.request_id in held:
-            out.append(
-                finding(
-                    subject,
-                    CHECK,
-                    f"{label} is 'failed', yet the table holds its tombstones: its rows are "
-                    "hidden while the privacy job reports a failure",
-                    "tell the requester the delete took effect, or submit it again "
-                    "(POST /v1/privacy/jobs) so a job records it",
-                )
-            )
         if delete.state != RestatementState.COMMITTED:
             continue
         job = job_rows.get(delete.job_id or "")

@@ -19,6 +19,7 @@ from app.jobs import service as jobs
 from app.jobs.kinds import JobKind
 from app.lake import snapshots
 from app.models import JobState, Restatement, RestatementState
+from app.retention import erasure
 from app.retention.erasure import IN_FLIGHT
 
 CHECK = "restatements"
@@ -27,11 +28,10 @@ LIVE = (JobState.QUEUED, JobState.RUNNING)
 
 def check(subject: Subject) -> list[Finding]:
     with session_scope() as session:
-        restatements = [
-            r for r in repository.restatements(session, subject.dataset_id) if r.state in IN_FLIGHT
-        ]
+        every = repository.restatements(session, subject.dataset_id)
+        restatements = [r for r in every if r.state in IN_FLIGHT]
         job_rows = repository.jobs(session, (r.job_id for r in restatements))
-    out: list[Finding] = []
+    out = _failed_but_held(subject, [r for r in every if r.state == RestatementState.FAILED])
     for restatement in restatements:
         job = job_rows.get(restatement.job_id or "")
         if job is not None and job.state in LIVE:
@@ -70,6 +70,30 @@ def check(subject: Subject) -> list[Finding]:
             )
         )
     return out
+
+
+def _failed_but_held(subject: Subject, failed: list[Restatement]) -> list[Finding]:
+    """Failed restatements whose tombstones a retained snapshot holds anyway."""
+    if not failed:
+        return []
+    try:
+        held = erasure.held_request_ids(subject.table)
+    except Exception:
+        return []  # unreadable tombstone files: the tombstones check reports them
+    return [
+        finding(
+            subject,
+            CHECK,
+            f"{r.kind} restatement {r.id} is 'failed', yet the table holds its tombstones "
+            f"(request id {r.request_id}): its rows are hidden while its request reports a "
+            "failure",
+            "find the snapshot that committed them (GET /v1/datasets/"
+            f"{subject.dataset_id}/tombstones); set the restatement 'committed' with that "
+            "snapshot, or tell the requester the request took effect",
+        )
+        for r in failed
+        if r.request_id in held
+    ]
 
 
 def _commit_state(commit_id: str, landed: Snapshot | None) -> str:

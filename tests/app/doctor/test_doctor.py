@@ -4,7 +4,6 @@ finding and, where it may, its repair (after which the doctor is clean)."""
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from datetime import UTC, datetime
@@ -13,70 +12,23 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
-from sqlalchemy import delete, insert, select, update
+from sqlalchemy import delete, insert, select
 from typer.testing import CliRunner
 
 from tests.fixtures.batches import csv_rows, ids, ingest
 from tests.fixtures.datasets import EVENTS
+from tests.fixtures.doctor import (
+    assert_clean,
+    found,
+    repair,
+    restatement_of,
+    snapshot_ids,
+    sql,
+    table_of,
+)
 from tests.fixtures.spark import RunJobs
 
 pytestmark = pytest.mark.spark
-
-
-def doctor(org: str, *args: str) -> tuple[int, dict[str, Any]]:
-    """Run `icebatch doctor --org <org> --json [args]`; its exit code and its report."""
-    from app.cli import cli
-
-    result = CliRunner(mix_stderr=False).invoke(cli, ["doctor", "--org", org, "--json", *args])
-    assert result.exception is None or isinstance(result.exception, SystemExit), result.output
-    return result.exit_code, json.loads(result.stdout)
-
-
-def found(org: str, check: str) -> list[dict[str, Any]]:
-    """The findings of one check; the doctor must exit 1 when there are any."""
-    code, report = doctor(org)
-    assert code == 1, report
-    assert not report["healthy"]
-    return [f for f in report["findings"] if f["check"] == check]
-
-
-def assert_clean(org: str) -> None:
-    code, report = doctor(org)
-    assert (code, report["findings"]) == (0, []), report
-    assert report["healthy"] is True
-
-
-def repair(org: str) -> dict[str, Any]:
-    code, report = doctor(org, "--repair")
-    assert code == (1 if report["remaining"] else 0), report
-    return report
-
-
-def sql(model: Any, where: Any, **values: Any) -> None:
-    """Break (or restore) a row of the metadata store by hand."""
-    from app.db import session_scope
-
-    with session_scope() as session:
-        assert session.execute(update(model).where(where).values(**values)).rowcount == 1
-
-
-def table_of(client: TestClient, did: str) -> Any:
-    from app.lake.catalog import get_catalog
-
-    identifier = client.get(f"/v1/datasets/{did}").json()["table"].split(".", 1)[1]
-    return get_catalog().load_table(identifier)
-
-
-def snapshot_ids(client: TestClient, did: str) -> list[int]:
-    return [s.snapshot_id for s in table_of(client, did).snapshots()]
-
-
-def restatement_of(**where: Any) -> Any:
-    from app.db import session_scope
-    from app.models import Restatement
-
-    with session_scope() as session:
-        return session.query(Restatement).filter_by(**where).one()
 
 
 def test_doctor_finds_and_repairs(client: TestClient, run_jobs: RunJobs) -> None:
@@ -244,6 +196,17 @@ def check_restatements(
     assert landed is not None
     assert restatement_of(id=revert.id).snapshot_id == landed.snapshot_id
     assert ids(client, did) == [4]
+    assert_clean(org)
+
+    # a restatement marked failed whose tombstones are in the table
+    sql(Restatement, Restatement.id == revert.id, state="failed")
+    [problem] = found(org, "restatements")
+    assert problem["problem"] == (
+        f"revert restatement {revert.id} is 'failed', yet the table holds its tombstones "
+        f"(request id {revert.request_id}): its rows are hidden while its request reports a "
+        "failure"
+    )
+    sql(Restatement, Restatement.id == revert.id, state="committed")
     assert_clean(org)
 
 
