@@ -26,7 +26,8 @@ def text(report: Report) -> str:
     if report.repaired and report.findings:
         lines.append("")
         if report.remaining:
-            lines.append(f"After repair, {_count(len(report.remaining), 'problem')} remain:")
+            left = len(report.remaining)
+            lines.append(f"After repair, {_count(left, 'problem')} remain{'s' * (left == 1)}:")
             lines += [f"  - {f.dataset} [{f.check}] {f.problem}" for f in report.remaining]
         else:
             lines.append("After repair: no problems left.")

@@ -51,6 +51,8 @@ def test_doctor_finds_and_repairs(client: TestClient, run_jobs: RunJobs) -> None
     words = CliRunner(mix_stderr=False).invoke(cli, ["doctor", "--dataset", did])
     assert words.exit_code == 0, words.output
     assert "1 dataset checked, 0 problems found." in words.stdout
+    missing = CliRunner(mix_stderr=False).invoke(cli, ["doctor", "--dataset", "no-such-dataset"])
+    assert (missing.exit_code, missing.stderr) == (2, "error: no dataset 'no-such-dataset'\n")
 
     check_batches(client, org, did, b1, b2)
     check_restatements(client, run_jobs, org, did, b1, privacy["id"])
@@ -245,7 +247,7 @@ def check_tombstones(client: TestClient, org: str, did: str) -> None:
                 f"  [tombstones] {problems[0]}",
             ]
             assert "      needs a human" in words.stdout
-            assert "After repair, 1 problem remain:" in words.stdout
+            assert "After repair, 1 problem remains:" in words.stdout
             # a fresh process has no cached copy of the list: the checks that need it (orphan
             # selection among them) stop instead of taking its segments for orphans
             fresh = subprocess.run(
