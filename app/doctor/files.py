@@ -16,21 +16,25 @@ from app.lake.tombstones import FOLDER
 from app.retention import service as retention_service
 
 CHECK = "orphans"
+MISSING = "files"
 SHOWN = 5
 
 
 def check(subject: Subject) -> list[Finding]:
     table = subject.table
-    referenced = referenced_files(table)
+    snapshot_files = retention.FileIndex(table).referenced(table.snapshots(), readable=True)
+    referenced = snapshot_files | retention.metadata_in_use(table)
     existing = {f.path for f in retention.list_files(table)}
     out: list[Finding] = []
-    # tombstone files have their own check (`app.doctor.tombstones`) that says what they held
-    missing = sorted(p for p in referenced - existing if f"/{FOLDER}/" not in p)
+    # manifest lists, manifests and data files; tombstone files have their own check
+    # (`app.doctor.tombstones`, which says what they held), and the metadata log may name
+    # metadata files Iceberg itself deleted
+    missing = sorted(p for p in snapshot_files - existing if f"/{FOLDER}/" not in p)
     if missing:
         out.append(
             finding(
                 subject,
-                "files",
+                MISSING,
                 f"{len(missing)} files that retained snapshots reference are missing from the "
                 f"warehouse: {_some(missing)}; reads that touch them fail",
                 "restore them from a backup of the warehouse; never let Iceberg's own "

@@ -54,6 +54,18 @@ def test_doctor_finds_and_repairs(client: TestClient, run_jobs: RunJobs) -> None
     missing = CliRunner(mix_stderr=False).invoke(cli, ["doctor", "--dataset", "no-such-dataset"])
     assert (missing.exit_code, missing.stderr) == (2, "error: no dataset 'no-such-dataset'\n")
 
+    # the catalog lost the dataset's table
+    from app.models import Dataset
+
+    identifier = f"{org}.events"
+    sql(Dataset, Dataset.id == did, table_identifier=f"{org}.gone")
+    [problem] = found(org, "catalog")
+    assert problem["problem"].startswith(
+        f"the Iceberg catalog has no readable table {org}.gone for this dataset (NoSuchTableError"
+    )
+    sql(Dataset, Dataset.id == did, table_identifier=identifier)
+    assert_clean(org)
+
     check_batches(client, org, did, b1, b2)
     check_restatements(client, run_jobs, org, did, b1, privacy["id"])
     check_tombstones(client, org, did)
