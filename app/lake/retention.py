@@ -231,6 +231,30 @@ def staged_batch(path: str, table: Table) -> str | None:
     return None
 
 
+def orphans(
+    table: Table,
+    referenced: set[str],
+    *,
+    cutoff: datetime,
+    in_flight: set[str],
+    finished: set[str],
+) -> list[ListedFile]:
+    """Files under the table location that orphan cleanup deletes: referenced by nothing in
+    `referenced` (what retained snapshots need, metadata files included) and older than `cutoff`,
+    or staged replay files of a restatement that `finished`; never the staged files of one
+    still `in_flight`."""
+    out = []
+    for listed in list_files(table):
+        if listed.path in referenced:
+            continue
+        batch = staged_batch(listed.path, table)
+        if batch is not None and batch in in_flight:
+            continue
+        if listed.mtime < cutoff or (batch is not None and batch in finished):
+            out.append(listed)
+    return out
+
+
 def delete_files(table: Table, paths: Iterable[str]) -> list[str]:
     """Delete files (normalized paths); returns those that were deleted (gone already: skipped)."""
     filesystem, _ = file_system(table)

@@ -22,6 +22,7 @@ from typing import Any
 
 import pyarrow.compute as pc
 from pyiceberg.table import Table
+from sqlalchemy.orm import Session
 
 from app.db import session_scope
 from app.lake import retention, tombstones
@@ -85,6 +86,17 @@ def receipt(parts: list[Restatement]) -> dict[str, Any]:
     }
 
 
+def settle_privacy_job(session: Session, privacy_job_id: str) -> bool:
+    """Mark the privacy job erased, with its receipt, once every one of its datasets is."""
+    job = repository.privacy_job(session, privacy_job_id)
+    parts = repository.restatements_of_privacy_job(session, privacy_job_id)
+    if job is None or not parts or not all(p.erased_at for p in parts):
+        return False
+    job.erased_at = max(p.erased_at for p in parts if p.erased_at)
+    job.receipt = receipt(parts)
+    return True
+
+
 def check_erasure(dataset_id: str) -> list[str]:
     """Mark the dataset's GDPR restatements whose rows are physically gone as erased, and their
     privacy jobs once every dataset is; returns the restatement ids erased now."""
@@ -125,10 +137,6 @@ def check_erasure(dataset_id: str) -> list[str]:
                 jobs.add(row.privacy_job_id)
         session.flush()
         for job_id in jobs:
-            job = repository.privacy_job(session, job_id)
-            parts = repository.restatements_of_privacy_job(session, job_id)
-            if job is not None and parts and all(p.erased_at for p in parts):
-                job.erased_at = max(p.erased_at for p in parts if p.erased_at)
-                job.receipt = receipt(parts)
+            settle_privacy_job(session, job_id)
     log.info("dataset %s: GDPR restatements erased: %s", dataset_id, erasable)
     return erasable

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from collections.abc import Collection
+from datetime import datetime
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
@@ -8,6 +9,8 @@ from sqlalchemy.orm import Session
 from app.models import (
     Consumer,
     ExpiredSnapshot,
+    Job,
+    JobState,
     PrivacyJob,
     Restatement,
     RestatementKind,
@@ -78,3 +81,20 @@ def restatements_of_privacy_job(session: Session, privacy_job_id: str) -> list[R
     """Every restatement (one per dataset) of the privacy job."""
     query = select(Restatement).where(Restatement.privacy_job_id == privacy_job_id)
     return list(session.scalars(query).all())
+
+
+def running_job_starts(session: Session, *, exclude_job: str | None = None) -> list[datetime]:
+    """When each running job (but `exclude_job`) started: files written after that may be its
+    uncommitted output."""
+    query = select(Job.started_at).where(Job.state == JobState.RUNNING)
+    if exclude_job is not None:
+        query = query.where(Job.id != exclude_job)
+    return [started for started in session.scalars(query) if started is not None]
+
+
+def restated_batch_states(session: Session, dataset_id: str) -> list[tuple[str, str]]:
+    """(batch id, restatement state) of each of the dataset's restatements that names a batch."""
+    query = select(Restatement.batch_id, Restatement.state).where(
+        Restatement.dataset_id == dataset_id, Restatement.batch_id.is_not(None)
+    )
+    return [(batch_id, state) for batch_id, state in session.execute(query) if batch_id]

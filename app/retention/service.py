@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from pyiceberg.table import Table
 from sqlalchemy.orm import Session
@@ -14,8 +14,9 @@ from app.jobs import repository as jobs_repository
 from app.jobs import service as jobs
 from app.jobs.kinds import JobKind
 from app.lake.retention import Pin, Policy, effective_policy
-from app.models import Consumer, Dataset, Job
+from app.models import Consumer, Dataset, Job, RestatementState
 from app.retention import repository
+from app.retention.erasure import IN_FLIGHT
 from app.retention.schemas import (
     ConsumerCreate,
     ConsumerList,
@@ -137,3 +138,24 @@ def delete_consumer(session: Session, dataset: Dataset, name: str) -> None:
         raise NotFound(f"no consumer {name!r} on dataset {dataset.id!r}")
     session.delete(consumer)
     session.flush()
+
+
+FINISHED = (RestatementState.COMMITTED, RestatementState.FAILED)
+
+
+def orphan_cutoff(
+    session: Session, orphan_age_seconds: float, now: datetime, *, own_job: str | None = None
+) -> datetime:
+    """Files younger than this are never orphans: the orphan age, and no file created after a
+    running job (but `own_job`) started (it may be that job's output, not committed yet)."""
+    cutoff = now - timedelta(seconds=orphan_age_seconds)
+    return min([cutoff, *repository.running_job_starts(session, exclude_job=own_job)])
+
+
+def staged_batches(session: Session, dataset_id: str) -> tuple[set[str], set[str]]:
+    """Batches whose staged replay files orphan cleanup keeps (their restatement is in flight)
+    and those whose files it deletes at any age (their restatement finished)."""
+    states = repository.restated_batch_states(session, dataset_id)
+    in_flight = {batch for batch, state in states if state in IN_FLIGHT}
+    finished = {batch for batch, state in states if state in FINISHED} - in_flight
+    return in_flight, finished

@@ -10,7 +10,7 @@ staged replay files of restatements no longer in flight), then the GDPR erasure 
 from __future__ import annotations
 
 import logging
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
 
 from pyiceberg.table import Table
@@ -21,9 +21,9 @@ from app.db import session_scope
 from app.jobs.kinds import TaskName
 from app.lake import retention
 from app.lake.catalog import get_catalog
-from app.models import Dataset, ExpiredSnapshot, Job, JobState, Restatement, RestatementState
+from app.models import Dataset, ExpiredSnapshot, Job, JobState
 from app.retention import service
-from app.retention.erasure import IN_FLIGHT, check_erasure
+from app.retention.erasure import check_erasure
 from workers.celery_app import job_task
 from workers.runtime import JobContext, PermanentJobError
 
@@ -42,17 +42,6 @@ def _job_pins(dataset_id: str, own_job: str) -> list[datetime]:
     return [r for r in rows if r is not None]
 
 
-def _write_cutoff(own_job: str, orphan_age: float, now: datetime) -> datetime:
-    """Files younger than this are never orphans: the orphan age, and no file created after a
-    running job started (it may be that job's output, not committed yet)."""
-    cutoff = now - timedelta(seconds=orphan_age)
-    with session_scope() as session:
-        started = session.scalars(
-            select(Job.started_at).where(Job.state == JobState.RUNNING, Job.id != own_job)
-        ).all()
-    return min([cutoff, *(s for s in started if s is not None)])
-
-
 def expire(ctx: JobContext) -> dict[str, Any]:
     settings = get_settings()
     now = datetime.now(UTC)
@@ -64,15 +53,7 @@ def expire(ctx: JobContext) -> dict[str, Any]:
         dataset_id, identifier = dataset.id, dataset.table_identifier
         policy = service.policy_for(dataset)
         pins = service.pins(session, dataset_id)
-        restated = session.execute(
-            select(Restatement.batch_id, Restatement.state).where(
-                Restatement.dataset_id == dataset_id, Restatement.batch_id.is_not(None)
-            )
-        ).all()
-    in_flight = {b for b, state in restated if state in IN_FLIGHT}
-    finished = {
-        b for b, state in restated if state in (RestatementState.FAILED, RestatementState.COMMITTED)
-    } - in_flight
+        in_flight, finished = service.staged_batches(session, dataset_id)
     catalog = get_catalog()
     table = catalog.load_table(identifier)
     job_pins = [
@@ -135,18 +116,15 @@ def expire(ctx: JobContext) -> dict[str, Any]:
             bytes_deleted += sized.get(path, 0)
 
     ctx.set_stage("orphans", 0.6)
-    cutoff = _write_cutoff(ctx.job_id, policy.orphan_age_seconds, datetime.now(UTC))
+    with session_scope() as session:
+        cutoff = service.orphan_cutoff(
+            session, policy.orphan_age_seconds, datetime.now(UTC), own_job=ctx.job_id
+        )
     referenced = index.referenced(table.snapshots(), readable=True)
     referenced |= retention.metadata_in_use(table)
-    orphans = []
-    for listed in retention.list_files(table):
-        if listed.path in referenced:
-            continue
-        batch = retention.staged_batch(listed.path, table)
-        if batch is not None and batch in in_flight:
-            continue
-        if listed.mtime < cutoff or (batch is not None and batch in finished):
-            orphans.append(listed)
+    orphans = retention.orphans(
+        table, referenced, cutoff=cutoff, in_flight=in_flight, finished=finished
+    )
     sizes = {o.path: o.size for o in orphans}
     removed = retention.delete_files(table, [o.path for o in orphans])
     orphan_bytes = sum(sizes[p] for p in removed)
