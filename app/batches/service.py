@@ -8,14 +8,15 @@ import re
 import shutil
 import uuid
 from collections.abc import AsyncIterator
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from pyiceberg.table.snapshots import Snapshot
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 
+from app import clock
 from app.batches import repository
 from app.batches.schemas import (
     BatchAction,
@@ -27,9 +28,15 @@ from app.batches.schemas import (
 )
 from app.config import get_settings
 from app.datasets import repository as datasets
-from app.errors import BatchNotFound, BatchStateConflict, InvalidInput, PayloadTooLarge
+from app.errors import (
+    BatchNotFound,
+    BatchStateConflict,
+    InvalidInput,
+    PayloadTooLarge,
+)
 from app.jobs import service as jobs
 from app.jobs.kinds import JobKind
+from app.lake import snapshots
 from app.models import Batch, BatchFile, BatchStatus, Job
 from app.restatements import service as restatements
 
@@ -150,7 +157,7 @@ def abort(session: Session, org: str, batch_id: str) -> Batch:
     batch = repository.get(session, org, batch_id, for_update=True)
     _require_loading(batch, "only a 'loading' batch can be aborted")
     _move(batch, BatchStatus.ABORTED, (BatchStatus.LOADING,))
-    batch.completed_at = datetime.now(UTC)
+    batch.completed_at = clock.now()
     shutil.rmtree(get_settings().staging_dir / batch.id, ignore_errors=True)
     return batch
 
@@ -168,12 +175,13 @@ def start_processing(session: Session, batch_id: str) -> Batch:
     return batch
 
 
-def succeed(session: Session, batch_id: str, *, snapshot_id: int, row_count: int | None) -> None:
-    """processing → success: its rows are in `snapshot_id`."""
+def succeed(session: Session, batch_id: str, *, snapshot: Snapshot, row_count: int | None) -> None:
+    """processing → success: its rows are in `snapshot`, whose commit time it completed at
+    (not this worker's clock, which may disagree with the one snapshots are named by)."""
     batch = _locked(session, batch_id)
     _move(batch, BatchStatus.SUCCESS, IN_FLIGHT)
-    batch.snapshot_id, batch.row_count, batch.errors = snapshot_id, row_count, None
-    batch.completed_at = datetime.now(UTC)
+    batch.snapshot_id, batch.row_count, batch.errors = snapshot.snapshot_id, row_count, None
+    batch.completed_at = snapshots.committed_at(snapshot)
 
 
 def fail(
@@ -185,7 +193,7 @@ def fail(
     batch.errors = errors
     if row_count is not None:
         batch.row_count = row_count
-    batch.completed_at = datetime.now(UTC)
+    batch.completed_at = clock.now()
 
 
 def record_errors(
@@ -198,12 +206,14 @@ def record_errors(
     batch.errors, batch.row_count = errors, row_count
 
 
-def restated(session: Session, restatement_id: str, batch_ids: list[str], to: BatchStatus) -> None:
-    """success → reverted|replaced, for the batches `restatement_id` reserved."""
-    now = datetime.now(UTC)
+def restated(
+    session: Session, restatement_id: str, batch_ids: list[str], to: BatchStatus, at: Snapshot
+) -> None:
+    """success → reverted|replaced, for the batches `restatement_id` reserved, by snapshot `at`
+    (their `completed_at` is its commit time)."""
     for batch in repository.reserved_by(session, restatement_id, batch_ids):
         _move(batch, to, (BatchStatus.SUCCESS,))
-        batch.completed_at = now
+        batch.completed_at = snapshots.committed_at(at)
 
 
 def release(session: Session, restatement_id: str) -> None:

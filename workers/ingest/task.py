@@ -81,7 +81,7 @@ def ingest_batch(ctx: JobContext) -> dict[str, Any]:
             raise RuntimeError("the append finished but its snapshot is not in the log")
     rows = snapshots.added_records(done)
     with ctx.fenced() as session:
-        batch_service.succeed(session, batch_id, snapshot_id=done.snapshot_id, row_count=rows)
+        batch_service.succeed(session, batch_id, snapshot=done, row_count=rows)
     shutil.rmtree(get_settings().staging_dir / batch_id, ignore_errors=True)
     return {"snapshot_id": done.snapshot_id, "row_count": rows}
 

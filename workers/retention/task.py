@@ -16,6 +16,7 @@ from typing import Any
 from pyiceberg.table import Table
 from sqlalchemy import delete, select
 
+from app import clock
 from app.config import get_settings
 from app.db import session_scope
 from app.jobs.kinds import TaskName
@@ -55,7 +56,7 @@ def _write_cutoff(own_job: str, orphan_age: float, now: datetime) -> datetime:
 
 def expire(ctx: JobContext) -> dict[str, Any]:
     settings = get_settings()
-    now = datetime.now(UTC)
+    now = clock.now()
     ctx.set_stage("plan", 0.05)
     with session_scope() as session:
         dataset = session.get(Dataset, ctx.subject_id)
@@ -135,7 +136,7 @@ def expire(ctx: JobContext) -> dict[str, Any]:
             bytes_deleted += sized.get(path, 0)
 
     ctx.set_stage("orphans", 0.6)
-    cutoff = _write_cutoff(ctx.job_id, policy.orphan_age_seconds, datetime.now(UTC))
+    cutoff = _write_cutoff(ctx.job_id, policy.orphan_age_seconds, clock.now())
     referenced = index.referenced(table.snapshots(), readable=True)
     referenced |= retention.metadata_in_use(table)
     orphans = []
