@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import re
@@ -31,6 +32,7 @@ from app.datasets import repository as datasets
 from app.errors import (
     BatchNotFound,
     BatchStateConflict,
+    InsufficientStorage,
     InvalidInput,
     PayloadTooLarge,
 )
@@ -43,6 +45,7 @@ from app.restatements import service as restatements
 FILE_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,254}$")
 # a batch the workers move: its job started, retried, or its replay is being staged
 IN_FLIGHT = (BatchStatus.STAGED, BatchStatus.PROCESSING)
+OUT_OF_SPACE = (errno.ENOSPC, errno.EDQUOT)
 
 
 def open_batch(session: Session, org: str, request: BatchCreate) -> Batch:
@@ -77,29 +80,53 @@ async def store_file(
         )
     await run_in_threadpool(_check_upload, session, org, batch_id, name, False)
     target = staging_path(batch_id, name)
-    target.parent.mkdir(parents=True, exist_ok=True)
     partial = target.with_name(f".{name}.{uuid.uuid4().hex}.part")  # one per upload
-    limit = get_settings().max_file_bytes
-    digest, size = hashlib.sha256(), 0
     try:
-        with partial.open("wb") as out:
-            async for chunk in body:
-                size += len(chunk)
-                if size > limit:
-                    raise PayloadTooLarge(
-                        f"file {name!r} exceeds {limit} bytes; "
-                        "split it into several files of the same batch"
-                    )
-                digest.update(chunk)
-                out.write(chunk)
-        if size == 0:
-            raise InvalidInput(f"file {name!r} is empty")
+        try:
+            size, sha256 = await _stream_to(partial, body, name)
+        except OSError as exc:
+            if exc.errno not in OUT_OF_SPACE:
+                raise
+            partial.unlink(missing_ok=True)
+            async for _ in body:  # read the rest, so the client gets this answer, not a reset
+                pass
+            raise InsufficientStorage(
+                f"the staging area ran out of space while storing file {name!r}; nothing of "
+                f"this upload was kept and batch {batch_id!r} is still 'loading': upload the "
+                "file again once space is freed (an operator frees or grows the staging "
+                "folder, ICEBATCH_STAGING_DIR)",
+                batch_id=batch_id,
+                file=name,
+            ) from None
         return await run_in_threadpool(
-            _record_upload, session, org, batch_id, name, partial, size, digest.hexdigest()
+            _record_upload, session, org, batch_id, name, partial, size, sha256
         )
     except BaseException:
         partial.unlink(missing_ok=True)
         raise
+
+
+async def _stream_to(partial: Path, body: AsyncIterator[bytes], name: str) -> tuple[int, str]:
+    """Write the upload to `partial` unbuffered (a full disk fails the write that hit it, not
+    a later flush); its size and sha256."""
+    partial.parent.mkdir(parents=True, exist_ok=True)
+    limit = get_settings().max_file_bytes
+    digest, size = hashlib.sha256(), 0
+    with partial.open("wb", buffering=0) as out:
+        async for chunk in body:
+            size += len(chunk)
+            if size > limit:
+                raise PayloadTooLarge(
+                    f"file {name!r} exceeds {limit} bytes; "
+                    "split it into several files of the same batch"
+                )
+            digest.update(chunk)
+            view = memoryview(chunk)
+            while view:  # a raw write may take part of the chunk
+                view = view[out.write(view) :]
+    if size == 0:
+        raise InvalidInput(f"file {name!r} is empty")
+    return size, digest.hexdigest()
 
 
 def _check_upload(
