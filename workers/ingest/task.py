@@ -17,6 +17,7 @@ from app.lake.catalog import get_catalog
 from app.lake.types import user_schema
 from app.models import Dataset
 from workers.celery_app import job_task
+from workers.failpoints import failpoint
 from workers.ingest.inputs import StagedFile
 from workers.runtime import JobContext, PermanentJobError
 
@@ -45,6 +46,7 @@ def ingest_batch(ctx: JobContext) -> dict[str, Any]:
         progress = SparkProgress(spark.sparkContext, ctx.request_id)
         ctx.progress_fn = progress.value
         ctx.set_stage("validating", 0.01)
+        failpoint("ingest-spark")  # the session is up and about to be used
 
         def before_commit() -> None:
             ctx.check_lease()
