@@ -82,6 +82,8 @@ def test_disk_full_in_staging_keeps_nothing_partial(service: Service, tmp_path: 
             assert "ran out of space" in problem["detail"]
             assert "upload the file again once space is freed" in problem["detail"]
             assert (problem["batch_id"], problem["file"]) == (batch_id, name)
+        upload = client.get("/openapi.json").json()["paths"]["/v1/batches/{batch_id}/files/{name}"]
+        assert "507" in upload["put"]["responses"]  # clients learn of it from the contract
         batch = client.get(f"/v1/batches/{batch_id}").json()
         assert batch["status"] == "loading"
         assert (batch["file_count"], batch["bytes"]) == (1, len(kept))
