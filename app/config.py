@@ -37,6 +37,8 @@ class Settings(BaseSettings):
     db_pool_size: int = 20
     db_max_overflow: int = 20
     commit_lease_seconds: float = 30.0
+    # added to this process's wall clock (app.clock.now): how the tests skew a process's clock
+    clock_offset_seconds: float = 0.0
     max_group_tombstones: int = 500_000
     gdpr_evict_days: int = 30
     # retention (a dataset's own policy overrides these)

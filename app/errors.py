@@ -56,6 +56,12 @@ class PayloadTooLarge(AppError):
     status, title, type_slug = 413, "Payload too large", "payload-too-large"
 
 
+class InsufficientStorage(AppError):
+    """The server ran out of space for what it was asked to keep (RFC 4918 §11.5)."""
+
+    status, title, type_slug = 507, "Insufficient storage", "insufficient-storage"
+
+
 class DatasetNotFound(NotFound):
     def __init__(self, dataset_id: str) -> None:
         super().__init__(f"dataset {dataset_id!r} does not exist in your organization")

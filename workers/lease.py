@@ -2,16 +2,19 @@
 
 The lease is an optimization and a serializer, not the last line of defence: every tombstone
 commit is also fenced on its parent snapshot by the catalog's compare-and-swap. The holder renews
-right before each commit, so a commit starts with a full lease period ahead of it.
+right before each commit, so a commit starts with a full lease period ahead of it. Expiry is
+written and judged on the database's clock (`app.clock.db_now`): holders on machines whose clocks
+disagree still see the same deadline.
 """
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
 
+from app import clock
 from app.config import get_settings
 from app.db import session_scope
 from app.models import CommitLease
@@ -22,18 +25,18 @@ class CommitLeaseLost(Exception):
     """The dataset's commit lease expired under us; the next holder finishes the work."""
 
 
-def _expiry() -> datetime:
-    return datetime.now(UTC) + timedelta(seconds=get_settings().commit_lease_seconds)
+def _expiry(now: datetime) -> datetime:
+    return now + timedelta(seconds=get_settings().commit_lease_seconds)
 
 
 def acquire(dataset_id: str) -> int | None:
     """The new fencing token, or None while someone else holds an unexpired lease."""
-    now = datetime.now(UTC)
     with session_scope() as session:
+        now = clock.db_now(session)
         taken = session.execute(
             update(CommitLease)
             .where(CommitLease.dataset_id == dataset_id, CommitLease.expires_at < now)
-            .values(holder=WORKER_NAME, token=CommitLease.token + 1, expires_at=_expiry())
+            .values(holder=WORKER_NAME, token=CommitLease.token + 1, expires_at=_expiry(now))
         ).rowcount
         if taken:
             token = session.scalar(
@@ -44,9 +47,10 @@ def acquire(dataset_id: str) -> int | None:
             return None
     try:
         with session_scope() as session:
+            expires_at = _expiry(clock.db_now(session))
             session.add(
                 CommitLease(
-                    dataset_id=dataset_id, holder=WORKER_NAME, token=1, expires_at=_expiry()
+                    dataset_id=dataset_id, holder=WORKER_NAME, token=1, expires_at=expires_at
                 )
             )
     except IntegrityError:
@@ -57,15 +61,16 @@ def acquire(dataset_id: str) -> int | None:
 def renew(dataset_id: str, token: int) -> bool:
     """Extend the lease by a full period; False when it expired or passed to another holder."""
     with session_scope() as session:
+        now = clock.db_now(session)
         return bool(
             session.execute(
                 update(CommitLease)
                 .where(
                     CommitLease.dataset_id == dataset_id,
                     CommitLease.token == token,
-                    CommitLease.expires_at > datetime.now(UTC),
+                    CommitLease.expires_at > now,
                 )
-                .values(expires_at=_expiry())
+                .values(expires_at=_expiry(now))
             ).rowcount
         )
 
@@ -75,5 +80,5 @@ def release(dataset_id: str, token: int) -> None:
         session.execute(
             update(CommitLease)
             .where(CommitLease.dataset_id == dataset_id, CommitLease.token == token)
-            .values(expires_at=datetime.now(UTC) - timedelta(seconds=1), holder=None)
+            .values(expires_at=clock.db_now(session) - timedelta(seconds=1), holder=None)
         )

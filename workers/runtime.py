@@ -13,12 +13,12 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
+from app import clock
 from app.config import get_settings
 from app.db import session_scope
 from app.jobs import service as jobs
@@ -83,7 +83,7 @@ class JobContext:
                     Job.state == JobState.RUNNING,
                 )
                 .values(
-                    heartbeat_at=datetime.now(UTC),
+                    heartbeat_at=clock.db_now(session),  # judged by other processes' reconcilers
                     stage=self.stage,
                     progress=self.current_progress(),
                 )
@@ -124,8 +124,8 @@ class JobContext:
 
 def claim(job_id: str) -> JobContext | None:
     """Take a queued job for this worker; None when it is not queued (duplicate delivery)."""
-    now = datetime.now(UTC)
     with session_scope() as session:
+        now = clock.db_now(session)
         changed = session.execute(
             update(Job)
             .where(Job.id == job_id, Job.state == JobState.QUEUED)
@@ -166,6 +166,8 @@ def _fenced(ctx: JobContext, **values: Any) -> bool:
             return False
         retry = values.pop("_retry", False)
         error = values.pop("_fail", None)
+        if values.pop("_finish", False):
+            job.finished_at = clock.db_now(session)  # the clock its started_at was read from
         for key, value in values.items():
             setattr(job, key, value)
         if error is not None:
@@ -181,7 +183,7 @@ def settle(session: Session, job_id: str | None, result: dict[str, Any]) -> None
     """Finish a job whose work another job's worker did (a group commit carried it): a queued
     job's message becomes a no-op, and a running one (its worker may be dead, or waiting for
     this commit) finds itself finished; its own fenced finish is then a no-op."""
-    now = datetime.now(UTC)
+    now = clock.db_now(session)
     session.execute(
         update(Job)
         .where(Job.id == job_id, Job.state.in_([JobState.QUEUED, JobState.RUNNING]))
@@ -219,7 +221,7 @@ def run_job(job_id: str, handler: Callable[[JobContext], dict[str, Any]]) -> Non
     except LeaseLost:
         log.warning("job %s: lease lost, leaving it to its new owner", job_id)
     except PermanentJobError as exc:
-        _fenced(ctx, result=exc.result, finished_at=datetime.now(UTC), _fail=str(exc))
+        _fenced(ctx, result=exc.result, _finish=True, _fail=str(exc))
     except Exception as exc:
         log.exception("job %s attempt %s failed", job_id, ctx.attempt)
         _fenced(ctx, _fail=f"{type(exc).__name__}: {exc}"[:4000], _retry=True)
@@ -230,7 +232,7 @@ def run_job(job_id: str, handler: Callable[[JobContext], dict[str, Any]]) -> Non
             stage="done",
             progress=1.0,
             result=result,
-            finished_at=datetime.now(UTC),
+            _finish=True,
         )
     finally:
         stop.set()

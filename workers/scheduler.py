@@ -9,12 +9,13 @@ Never two jobs of a kind per dataset: one already queued or running is left to f
 from __future__ import annotations
 
 import logging
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 import pyarrow.compute as pc
 from pyiceberg.table import Table
 from sqlalchemy import select
 
+from app import clock
 from app.config import get_settings
 from app.db import session_scope
 from app.errors import Conflict
@@ -48,7 +49,7 @@ def vacuum_reason(table: Table) -> str | None:
     earliest = pc.min(evict_by).as_py()
     if earliest is None:
         return None
-    if earliest <= datetime.now(UTC) + timedelta(seconds=settings.auto_vacuum_evict_lead_seconds):
+    if earliest <= clock.now() + timedelta(seconds=settings.auto_vacuum_evict_lead_seconds):
         return f"a tombstone must be evicted by {earliest.isoformat()}"
     return None
 
@@ -58,7 +59,7 @@ def needs_expire(table: Table, dataset: Dataset, pins: list[retention.Pin]) -> b
         table,
         service.policy_for(dataset),
         pins,
-        now=datetime.now(UTC),
+        now=clock.now(),
         pin_max_age_seconds=get_settings().consumer_pin_max_age_seconds,
     )
     return bool(plan.expired)

@@ -34,7 +34,15 @@ def open_batch(
     return idempotent.run(body, run)
 
 
-@router.put("/{batch_id}/files/{name}", status_code=201, response_model=BatchFileOut)
+@router.put(
+    "/{batch_id}/files/{name}",
+    status_code=201,
+    response_model=BatchFileOut,
+    responses={
+        413: {"description": "The file exceeds the size limit; nothing of it was kept"},
+        507: {"description": "Staging ran out of space; nothing of it was kept: upload again"},
+    },
+)
 async def upload_file(
     batch_id: str, name: str, request: Request, org: Org, session: DbSession
 ) -> BatchFileOut:

@@ -1,11 +1,11 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import UTC, datetime
 
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
+from app import clock
 from app.errors import BatchNotFound
 from app.models import Batch, BatchFile
 
@@ -20,7 +20,7 @@ def get(session: Session, org: str, batch_id: str, *, for_update: bool = False) 
         session.execute(
             update(Batch)
             .where(Batch.id == batch_id, Batch.org == org)
-            .values(updated_at=datetime.now(UTC))
+            .values(updated_at=clock.now())
         )
     query = select(Batch).where(Batch.id == batch_id, Batch.org == org)
     if for_update:

@@ -2,20 +2,22 @@
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import re
 import shutil
 import uuid
 from collections.abc import AsyncIterator
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from pyiceberg.table.snapshots import Snapshot
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 
+from app import clock
 from app.batches import repository
 from app.batches.schemas import (
     BatchAction,
@@ -27,15 +29,23 @@ from app.batches.schemas import (
 )
 from app.config import get_settings
 from app.datasets import repository as datasets
-from app.errors import BatchNotFound, BatchStateConflict, InvalidInput, PayloadTooLarge
+from app.errors import (
+    BatchNotFound,
+    BatchStateConflict,
+    InsufficientStorage,
+    InvalidInput,
+    PayloadTooLarge,
+)
 from app.jobs import service as jobs
 from app.jobs.kinds import JobKind
+from app.lake import snapshots
 from app.models import Batch, BatchFile, BatchStatus, Job
 from app.restatements import service as restatements
 
 FILE_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,254}$")
 # a batch the workers move: its job started, retried, or its replay is being staged
 IN_FLIGHT = (BatchStatus.STAGED, BatchStatus.PROCESSING)
+OUT_OF_SPACE = (errno.ENOSPC, errno.EDQUOT)
 
 
 def open_batch(session: Session, org: str, request: BatchCreate) -> Batch:
@@ -70,29 +80,53 @@ async def store_file(
         )
     await run_in_threadpool(_check_upload, session, org, batch_id, name, False)
     target = staging_path(batch_id, name)
-    target.parent.mkdir(parents=True, exist_ok=True)
     partial = target.with_name(f".{name}.{uuid.uuid4().hex}.part")  # one per upload
-    limit = get_settings().max_file_bytes
-    digest, size = hashlib.sha256(), 0
     try:
-        with partial.open("wb") as out:
-            async for chunk in body:
-                size += len(chunk)
-                if size > limit:
-                    raise PayloadTooLarge(
-                        f"file {name!r} exceeds {limit} bytes; "
-                        "split it into several files of the same batch"
-                    )
-                digest.update(chunk)
-                out.write(chunk)
-        if size == 0:
-            raise InvalidInput(f"file {name!r} is empty")
+        try:
+            size, sha256 = await _stream_to(partial, body, name)
+        except OSError as exc:
+            if exc.errno not in OUT_OF_SPACE:
+                raise
+            partial.unlink(missing_ok=True)
+            async for _ in body:  # read the rest, so the client gets this answer, not a reset
+                pass
+            raise InsufficientStorage(
+                f"the staging area ran out of space while storing file {name!r}; nothing of "
+                f"this upload was kept and batch {batch_id!r} is still 'loading': upload the "
+                "file again once space is freed (an operator frees or grows the staging "
+                "folder, ICEBATCH_STAGING_DIR)",
+                batch_id=batch_id,
+                file=name,
+            ) from None
         return await run_in_threadpool(
-            _record_upload, session, org, batch_id, name, partial, size, digest.hexdigest()
+            _record_upload, session, org, batch_id, name, partial, size, sha256
         )
     except BaseException:
         partial.unlink(missing_ok=True)
         raise
+
+
+async def _stream_to(partial: Path, body: AsyncIterator[bytes], name: str) -> tuple[int, str]:
+    """Write the upload to `partial` unbuffered (a full disk fails the write that hit it, not
+    a later flush); its size and sha256."""
+    partial.parent.mkdir(parents=True, exist_ok=True)
+    limit = get_settings().max_file_bytes
+    digest, size = hashlib.sha256(), 0
+    with partial.open("wb", buffering=0) as out:
+        async for chunk in body:
+            size += len(chunk)
+            if size > limit:
+                raise PayloadTooLarge(
+                    f"file {name!r} exceeds {limit} bytes; "
+                    "split it into several files of the same batch"
+                )
+            digest.update(chunk)
+            view = memoryview(chunk)
+            while view:  # a raw write may take part of the chunk
+                view = view[out.write(view) :]
+    if size == 0:
+        raise InvalidInput(f"file {name!r} is empty")
+    return size, digest.hexdigest()
 
 
 def _check_upload(
@@ -150,7 +184,7 @@ def abort(session: Session, org: str, batch_id: str) -> Batch:
     batch = repository.get(session, org, batch_id, for_update=True)
     _require_loading(batch, "only a 'loading' batch can be aborted")
     _move(batch, BatchStatus.ABORTED, (BatchStatus.LOADING,))
-    batch.completed_at = datetime.now(UTC)
+    batch.completed_at = clock.now()
     shutil.rmtree(get_settings().staging_dir / batch.id, ignore_errors=True)
     return batch
 
@@ -168,12 +202,13 @@ def start_processing(session: Session, batch_id: str) -> Batch:
     return batch
 
 
-def succeed(session: Session, batch_id: str, *, snapshot_id: int, row_count: int | None) -> None:
-    """processing → success: its rows are in `snapshot_id`."""
+def succeed(session: Session, batch_id: str, *, snapshot: Snapshot, row_count: int | None) -> None:
+    """processing → success: its rows are in `snapshot`, whose commit time it completed at
+    (not this worker's clock, which may disagree with the one snapshots are named by)."""
     batch = _locked(session, batch_id)
     _move(batch, BatchStatus.SUCCESS, IN_FLIGHT)
-    batch.snapshot_id, batch.row_count, batch.errors = snapshot_id, row_count, None
-    batch.completed_at = datetime.now(UTC)
+    batch.snapshot_id, batch.row_count, batch.errors = snapshot.snapshot_id, row_count, None
+    batch.completed_at = snapshots.committed_at(snapshot)
 
 
 def fail(
@@ -185,7 +220,7 @@ def fail(
     batch.errors = errors
     if row_count is not None:
         batch.row_count = row_count
-    batch.completed_at = datetime.now(UTC)
+    batch.completed_at = clock.now()
 
 
 def record_errors(
@@ -198,12 +233,14 @@ def record_errors(
     batch.errors, batch.row_count = errors, row_count
 
 
-def restated(session: Session, restatement_id: str, batch_ids: list[str], to: BatchStatus) -> None:
-    """success → reverted|replaced, for the batches `restatement_id` reserved."""
-    now = datetime.now(UTC)
+def restated(
+    session: Session, restatement_id: str, batch_ids: list[str], to: BatchStatus, at: Snapshot
+) -> None:
+    """success → reverted|replaced, for the batches `restatement_id` reserved, by snapshot `at`
+    (their `completed_at` is its commit time)."""
     for batch in repository.reserved_by(session, restatement_id, batch_ids):
         _move(batch, to, (BatchStatus.SUCCESS,))
-        batch.completed_at = now
+        batch.completed_at = snapshots.committed_at(at)
 
 
 def release(session: Session, restatement_id: str) -> None:

@@ -222,7 +222,7 @@ def _ingest_snapshot(
                 f"job {job.id} is '{job.state}' and will not record it",
                 "--repair marks the batch 'success' with that snapshot, as its ingest job does "
                 "when it finds its request id in the snapshot log",
-                repair=lambda: _record_success(batch.id, snapshot.snapshot_id, rows),
+                repair=lambda: _record_success(batch.id, snapshot, rows),
             )
         ]
     return [
@@ -238,10 +238,10 @@ def _ingest_snapshot(
     ]
 
 
-def _record_success(batch_id: str, snapshot_id: int, rows: int) -> str:
+def _record_success(batch_id: str, snapshot: Snapshot, rows: int) -> str:
     """What the ingest job does once its request id is in the log (a batch another hand moved
     meanwhile is a BatchStateConflict, reported as a failed repair)."""
     with session_scope() as session:
-        batch_service.succeed(session, batch_id, snapshot_id=snapshot_id, row_count=rows)
+        batch_service.succeed(session, batch_id, snapshot=snapshot, row_count=rows)
     shutil.rmtree(get_settings().staging_dir / batch_id, ignore_errors=True)
-    return f"marked batch {batch_id} 'success' with snapshot {snapshot_id} ({rows} rows)"
+    return f"marked batch {batch_id} 'success' with snapshot {snapshot.snapshot_id} ({rows} rows)"

@@ -4,10 +4,9 @@ unreferenced file older than the dataset's orphan age is left (orphan cleanup's 
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 from pyiceberg.table import Table
 
+from app import clock
 from app.db import session_scope
 from app.doctor.findings import Finding, Subject, finding
 from app.lake import retention
@@ -72,7 +71,7 @@ def find_orphans(
 ) -> list[retention.ListedFile]:
     """What orphan cleanup would delete now."""
     with session_scope() as session:
-        cutoff = retention_service.orphan_cutoff(session, orphan_age_seconds, datetime.now(UTC))
+        cutoff = retention_service.orphan_cutoff(session, orphan_age_seconds, clock.now())
         in_flight, finished = retention_service.staged_batches(session, dataset_id)
     return retention.orphans(
         table, referenced, cutoff=cutoff, in_flight=in_flight, finished=finished

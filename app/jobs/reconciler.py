@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import logging
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
+from app import clock
 from app.config import get_settings
 from app.db import session_scope
 from app.jobs import repository, service
@@ -16,10 +17,11 @@ log = logging.getLogger(__name__)
 def reconcile_once() -> dict[str, int]:
     """One pass; safe to run from several processes at once. Returns what it did."""
     settings = get_settings()
-    now = datetime.now(UTC)
-    stale_before = now - timedelta(seconds=settings.stale_after_seconds)
     counts = {"republished": 0, "requeued": 0, "failed": 0}
     with session_scope() as session:
+        # heartbeats and outbox times are the database's: skewed process clocks do not matter
+        now = clock.db_now(session)
+        stale_before = now - timedelta(seconds=settings.stale_after_seconds)
         for job in repository.stale_running(session, stale_before):
             if job.attempt >= job.max_attempts:
                 service.fail(

@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from sqlalchemy import update
 from sqlalchemy.orm import Session
 
+from app import clock
 from app.config import get_settings
 from app.db import after_commit, session_scope
 from app.jobs import repository
@@ -56,7 +57,10 @@ def enqueue(
 
 
 def add_outbox(session: Session, job: Job) -> None:
-    message = OutboxMessage(job_id=job.id, task_name=job.task_name)
+    # the reconciler's grace period is judged on the database's clock (see app.clock)
+    message = OutboxMessage(
+        job_id=job.id, task_name=job.task_name, created_at=clock.db_now(session)
+    )
     session.add(message)
     session.flush()
     message_id, job_id, task_name = message.id, job.id, job.task_name
@@ -74,7 +78,7 @@ def publish(message_id: str, job_id: str, task_name: str) -> bool:
         session.execute(
             update(OutboxMessage)
             .where(OutboxMessage.id == message_id)
-            .values(published_at=datetime.now(UTC))
+            .values(published_at=clock.db_now(session))
         )
     return True
 
@@ -83,7 +87,7 @@ def fail(session: Session, job: Job, error: str) -> None:
     """Mark a job failed for good and let its subject react."""
     job.state = JobState.FAILED
     job.error = error
-    job.finished_at = datetime.now(UTC)
+    job.finished_at = clock.db_now(session)
     hook = failure_hooks().get(JobKind(job.kind))
     if hook is not None:
         hook(session, job, error)

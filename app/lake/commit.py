@@ -11,7 +11,6 @@ other parent, and the caller (the group committer) re-plans on `ParentMoved`.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from datetime import UTC, datetime
 
 import pyarrow.parquet as pq
 from pyiceberg.conversions import from_bytes
@@ -27,6 +26,7 @@ from pyiceberg.table.snapshots import Snapshot
 from pyiceberg.table.update import UpdateTableMetadata
 from pyiceberg.typedef import Record
 
+from app import clock
 from app.lake import tombstones
 from app.lake.tombstones import NewTombstone
 
@@ -101,7 +101,7 @@ def commit(
             new_tombstones,
             snapshot_id=snapshot_id,
             sequence_number=table.metadata.next_sequence_number(),
-            now=datetime.now(UTC),
+            now=clock.now(),
         )
         written, summary = result.written, summary | result.properties
     producer.snapshot_properties = summary

@@ -19,6 +19,7 @@ from pyiceberg.manifest import ManifestFile
 from pyiceberg.table import Table
 from pyiceberg.table.snapshots import Snapshot
 
+from app import clock
 from app.config import get_settings
 from app.lake import tombstones
 from app.lake.snapshots import own_properties
@@ -214,7 +215,7 @@ def list_files(table: Table, under: str = "") -> list[ListedFile]:
     for info in filesystem.get_file_info(selector):
         if info.type != pafs.FileType.File:
             continue
-        mtime = info.mtime or datetime.now(UTC)
+        mtime = info.mtime or clock.now()
         if mtime.tzinfo is None:
             mtime = mtime.replace(tzinfo=UTC)
         out.append(ListedFile(info.path, int(info.size or 0), mtime))

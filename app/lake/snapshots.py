@@ -40,6 +40,12 @@ def parse_time(text: str) -> datetime:
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
+def committed_at(snapshot: Snapshot) -> datetime:
+    """When `snapshot` was committed, by the clock of the engine that wrote it: the time an
+    `as_of` names it by (a batch's `completed_at` is this, so `as_of=completed_at` reads it)."""
+    return datetime.fromtimestamp(snapshot.timestamp_ms / 1000, UTC)
+
+
 def snapshot_at(table: Table, moment: datetime) -> Snapshot | None:
     """The latest snapshot committed at or before `moment` (None: before the first)."""
     millis = int(moment.timestamp() * 1000)

@@ -10,9 +10,11 @@ from sqlalchemy import DateTime, Dialect, String
 from sqlalchemy.orm import Mapped, mapped_column
 from sqlalchemy.types import TypeDecorator
 
+from app import clock
+
 
 def utcnow() -> datetime:
-    return datetime.now(UTC)
+    return clock.now()
 
 
 def new_id() -> str:

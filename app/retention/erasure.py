@@ -17,13 +17,13 @@ is physically gone. Called at the end of every expire job and every vacuum.
 from __future__ import annotations
 
 import logging
-from datetime import UTC, datetime
 from typing import Any
 
 import pyarrow.compute as pc
 from pyiceberg.table import Table
 from sqlalchemy.orm import Session
 
+from app import clock
 from app.db import session_scope
 from app.lake import retention, tombstones
 from app.lake.catalog import get_catalog
@@ -127,7 +127,7 @@ def check_erasure(dataset_id: str) -> list[str]:
     ]
     if not erasable:
         return []
-    now = datetime.now(UTC)
+    now = clock.now()
     with session_scope() as session:
         expired = repository.count_expired_before(session, dataset_id, oldest)
         jobs: set[str] = set()

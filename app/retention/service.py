@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 from pyiceberg.table import Table
 from sqlalchemy.orm import Session
 
+from app import clock
 from app.config import get_settings
 from app.datasets import repository as datasets
 from app.errors import Conflict, Gone, NotFound, SnapshotNotFound
@@ -73,7 +74,7 @@ def start_expire(session: Session, dataset: Dataset) -> Job:
 
 def _age_seconds(when: datetime) -> float:
     aware = when if when.tzinfo else when.replace(tzinfo=UTC)
-    return (datetime.now(UTC) - aware).total_seconds()
+    return (clock.now() - aware).total_seconds()
 
 
 def consumer_out(consumer: Consumer) -> ConsumerOut:
@@ -126,7 +127,7 @@ def upsert_consumer(
         session.add(consumer)
     consumer.snapshot_id = snapshot.snapshot_id if snapshot else None
     consumer.sequence_number = (snapshot.sequence_number or 0) if snapshot else 0
-    consumer.updated_at = datetime.now(UTC)  # the pin's age restarts even when nothing changed
+    consumer.updated_at = clock.now()  # the pin's age restarts even when nothing changed
     session.flush()
     return consumer_out(consumer)
 

@@ -17,6 +17,7 @@ from app.lake.catalog import get_catalog
 from app.lake.types import user_schema
 from app.models import Dataset
 from workers.celery_app import job_task
+from workers.failpoints import failpoint
 from workers.ingest.inputs import StagedFile
 from workers.runtime import JobContext, PermanentJobError
 
@@ -45,6 +46,7 @@ def ingest_batch(ctx: JobContext) -> dict[str, Any]:
         progress = SparkProgress(spark.sparkContext, ctx.request_id)
         ctx.progress_fn = progress.value
         ctx.set_stage("validating", 0.01)
+        failpoint("ingest-spark")  # the session is up and about to be used
 
         def before_commit() -> None:
             ctx.check_lease()
@@ -81,7 +83,7 @@ def ingest_batch(ctx: JobContext) -> dict[str, Any]:
             raise RuntimeError("the append finished but its snapshot is not in the log")
     rows = snapshots.added_records(done)
     with ctx.fenced() as session:
-        batch_service.succeed(session, batch_id, snapshot_id=done.snapshot_id, row_count=rows)
+        batch_service.succeed(session, batch_id, snapshot=done, row_count=rows)
     shutil.rmtree(get_settings().staging_dir / batch_id, ignore_errors=True)
     return {"snapshot_id": done.snapshot_id, "row_count": rows}
 

@@ -15,7 +15,7 @@ import logging
 import time
 import uuid
 from collections import defaultdict
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 from pyiceberg.table import Table
@@ -23,6 +23,7 @@ from pyiceberg.table.snapshots import Snapshot
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
+from app import clock
 from app.batches import service as batch_service
 from app.config import get_settings
 from app.db import session_scope
@@ -163,7 +164,7 @@ def commit_group(table: Table, dataset_id: str, token: int, commit_id: str) -> S
     schema = table.schema()
     evict_by = None
     if kind == RestatementKind.GDPR:
-        evict_by = datetime.now(UTC) + timedelta(days=get_settings().gdpr_evict_days)
+        evict_by = clock.now() + timedelta(days=get_settings().gdpr_evict_days)
     new = [
         NewTombstone(
             schema.find_field(m["column"]).field_id,
@@ -234,7 +235,7 @@ def _record(table: Table, ids: list[str], snapshot: Snapshot) -> None:
         rows = session.scalars(select(Restatement).where(Restatement.id.in_(ids))).all()
         members = [_member(r) for r in rows]
     hidden = _hidden_counts(table, parent, members)
-    now = datetime.now(UTC)
+    now = snapshots.committed_at(snapshot)
     with session_scope() as session:
         for row in session.scalars(select(Restatement).where(Restatement.id.in_(ids))).all():
             row.state = RestatementState.COMMITTED
@@ -266,14 +267,12 @@ def _hidden_counts(
 
 def _move_batches(session: Session, row: Restatement, snapshot: Snapshot) -> None:
     if row.kind == RestatementKind.REVERT:
-        batch_service.restated(session, row.id, list(row.ids), BatchStatus.REVERTED)
+        batch_service.restated(session, row.id, list(row.ids), BatchStatus.REVERTED, snapshot)
     elif row.kind == RestatementKind.REPLAY:
         assert row.batch_id is not None
         row_count = (row.result or {}).get("row_count")
-        batch_service.succeed(
-            session, row.batch_id, snapshot_id=snapshot.snapshot_id, row_count=row_count
-        )
-        batch_service.restated(session, row.id, list(row.ids), BatchStatus.REPLACED)
+        batch_service.succeed(session, row.batch_id, snapshot=snapshot, row_count=row_count)
+        batch_service.restated(session, row.id, list(row.ids), BatchStatus.REPLACED, snapshot)
 
 
 def outcome(row: Restatement) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from typing import Any
 from pyiceberg.table import Table
 from sqlalchemy import delete, select
 
+from app import clock
 from app.config import get_settings
 from app.db import session_scope
 from app.jobs.kinds import TaskName
@@ -44,7 +45,7 @@ def _job_pins(dataset_id: str, own_job: str) -> list[datetime]:
 
 def expire(ctx: JobContext) -> dict[str, Any]:
     settings = get_settings()
-    now = datetime.now(UTC)
+    now = clock.now()
     ctx.set_stage("plan", 0.05)
     with session_scope() as session:
         dataset = session.get(Dataset, ctx.subject_id)
@@ -118,7 +119,7 @@ def expire(ctx: JobContext) -> dict[str, Any]:
     ctx.set_stage("orphans", 0.6)
     with session_scope() as session:
         cutoff = service.orphan_cutoff(
-            session, policy.orphan_age_seconds, datetime.now(UTC), own_job=ctx.job_id
+            session, policy.orphan_age_seconds, clock.now(), own_job=ctx.job_id
         )
     referenced = index.referenced(table.snapshots(), readable=True)
     referenced |= retention.metadata_in_use(table)

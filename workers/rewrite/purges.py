@@ -3,12 +3,11 @@ out of every live file), for the privacy job's erasure receipt."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 import pyarrow as pa
 import pyarrow.compute as pc
 from sqlalchemy import select
 
+from app import clock
 from app.db import session_scope
 from app.lake import tombstones
 from app.lake.catalog import get_catalog
@@ -27,7 +26,7 @@ def record(
     table = get_catalog().load_table(identifier)
     still = tombstones.active(table, table.snapshot_by_id(snapshot_id))
     remaining = set(pc.unique(still["request_id"]).to_pylist()) if still.num_rows else set()
-    now = datetime.now(UTC)
+    now = clock.now()
     with session_scope() as session:
         rows = session.scalars(
             select(Restatement).where(

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 import threading
+import warnings
 
-from pyspark.sql import SparkSession
+from py4j.protocol import Py4JError
+from pyspark import SparkContext
+from pyspark.sql import SparkSession, SQLContext
 
 from app.config import Settings, get_settings
 
@@ -16,6 +20,7 @@ RUNTIME_JARS = (
     "sqlite-jdbc.jar",
     "postgresql.jar",
 )
+log = logging.getLogger(__name__)
 _lock = threading.Lock()
 _session: SparkSession | None = None
 
@@ -79,7 +84,9 @@ def build_session(settings: Settings) -> SparkSession:
 
 
 def get_spark() -> SparkSession:
-    """The process's session, started on first use and kept for the life of the worker.
+    """The process's session, started on first use and kept for the life of the worker — or of
+    its JVM: when that died (killed, out of memory), the job that was using it failed and is
+    retried, and the next call starts a fresh session in a new JVM.
 
     The catalog of the current settings is (re)declared on each call: a catalog Spark has not
     loaded yet picks it up, which lets one test session serve several metadata stores.
@@ -87,9 +94,55 @@ def get_spark() -> SparkSession:
     global _session
     with _lock:
         settings = get_settings()
+        if _session is not None and not jvm_alive():
+            log.warning("the Spark JVM of this worker is gone; starting a new SparkSession")
+            _discard(_session)
+            _session = None
         if _session is None:
             _session = build_session(settings)
         for key, value in catalog_conf(settings).items():
             if _session.conf.get(key, None) != value:
                 _session.conf.set(key, value)
         return _session
+
+
+def jvm_alive() -> bool:
+    """Whether the JVM behind this process's SparkContext still answers."""
+    gateway = SparkContext._gateway
+    if gateway is None:
+        return False
+    process = getattr(gateway, "proc", None)  # the java child PySpark launched
+    if process is not None and process.poll() is not None:
+        return False
+    try:
+        gateway.jvm.java.lang.System.currentTimeMillis()
+    except Py4JError:
+        return False
+    return True
+
+
+def _discard(session: SparkSession) -> None:
+    """Forget a session whose JVM died, so the next builder launches a new JVM. PySpark's own
+    `stop()` needs the JVM to answer; this does what it can without it."""
+    context = session.sparkContext
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # "unable to cleanly shutdown"
+        try:
+            context.stop()
+        except (Py4JError, OSError):
+            # py4j may raise a bare ConnectionRefusedError past PySpark's guard; its JVM
+            # context is forgotten by then, so a second stop() does the Python half only
+            context.stop()
+    SparkSession._instantiatedSession = None
+    SparkSession._activeSession = None
+    SQLContext._instantiatedContext = None
+    gateway, SparkContext._gateway, SparkContext._jvm = SparkContext._gateway, None, None
+    if gateway is not None:
+        try:
+            gateway.shutdown()
+        except Py4JError:
+            log.debug("closing the dead JVM's gateway failed", exc_info=True)
+        process = getattr(gateway, "proc", None)
+        if process is not None:
+            process.kill()
+            process.wait(timeout=30)  # reap it
