@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
+from pathlib import Path
 
 from pyspark.sql import SparkSession
 
@@ -16,6 +17,8 @@ RUNTIME_JARS = (
     "sqlite-jdbc.jar",
     "postgresql.jar",
 )
+# the JVM's log lines as JSON, like the worker's own (app/logs.py)
+LOG4J2_CONFIG = Path(__file__).resolve().parent / "log4j2.properties"
 _lock = threading.Lock()
 _session: SparkSession | None = None
 
@@ -69,7 +72,10 @@ def build_session(settings: Settings) -> SparkSession:
         .config("spark.sql.adaptive.enabled", "true")
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.driver.extraJavaOptions", "-Dderby.system.home=/tmp")
+        .config(
+            "spark.driver.extraJavaOptions",
+            f"-Dderby.system.home=/tmp -Dlog4j2.configurationFile={LOG4J2_CONFIG.as_uri()}",
+        )
     )
     for key, value in catalog_conf(settings).items():
         builder = builder.config(key, value)
