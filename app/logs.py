@@ -76,12 +76,11 @@ def add_request_id(_: WrappedLogger, __: str, event_dict: EventDict) -> EventDic
 
 def access_fields(_: WrappedLogger, __: str, event_dict: EventDict) -> EventDict:
     """Uvicorn's access line as fields: client, method, path, status."""
+    args = event_dict.pop("positional_args", None)  # a stdlib record's (pass_foreign_args)
     record = event_dict.get("_record")
-    if record is not None and record.name == "uvicorn.access":
-        args = record.args
-        if isinstance(args, tuple) and len(args) == 5:
-            client, method, path, _version, status = args
-            event_dict.update({"client": client, "method": method, "path": path, "status": status})
+    if record is not None and record.name == "uvicorn.access" and len(args or ()) == 5:
+        client, method, path, _version, status = args
+        event_dict.update({"client": client, "method": method, "path": path, "status": status})
     return event_dict
 
 
@@ -114,6 +113,7 @@ def formatter(fmt: str) -> structlog.stdlib.ProcessorFormatter:
         tail = [structlog.processors.format_exc_info, redact, renderer]
     return structlog.stdlib.ProcessorFormatter(
         foreign_pre_chain=_shared(),
+        pass_foreign_args=True,
         processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, *tail],
     )
 

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from celery import Task
-from celery.signals import setup_logging, worker_ready, worker_shutting_down
+from celery.signals import celeryd_init, setup_logging, worker_ready, worker_shutting_down
 
 from app.config import get_settings
 from app.jobs.broker import make_celery
@@ -64,6 +64,7 @@ def _reconcile_forever() -> None:
             log.warning("reconciler pass failed", exc_info=True)
 
 
+@celeryd_init.connect  # before the worker's first warnings
 @setup_logging.connect
 def _logging(**_: Any) -> None:
     """Celery leaves logging to us (no root-logger hijack, no stdout redirect): JSON lines."""

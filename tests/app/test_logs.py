@@ -99,6 +99,15 @@ def test_a_line_logged_during_a_request_carries_its_request_id(lines: io.StringI
     assert len(set(ids)) == 2
 
 
+def test_an_access_line_has_its_fields(lines: io.StringIO) -> None:
+    access = logging.getLogger("uvicorn.access")
+    access.info('%s - "%s %s HTTP/%s" %d', "10.0.0.1:5000", "GET", "/v1/jobs?limit=2", "1.1", 200)
+    (line,) = parsed(lines)
+    assert (line["method"], line["path"], line["status"]) == ("GET", "/v1/jobs?limit=2", 200)
+    assert line["event"] == '10.0.0.1:5000 - "GET /v1/jobs?limit=2 HTTP/1.1" 200'
+    assert "positional_args" not in line
+
+
 def test_auto_format_is_console_on_a_terminal_only() -> None:
     class Terminal(io.StringIO):
         def isatty(self) -> bool:
