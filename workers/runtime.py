@@ -214,7 +214,9 @@ def run_job(job_id: str, handler: Callable[[JobContext], dict[str, Any]]) -> Non
     with bound_contextvars(job_id=job_id):
         ctx = claim(job_id)
         if ctx is None:
-            log.info("job %s is not queued (a duplicate delivery or taken); skipping", job_id)
+            log.info(
+                "job %s is not queued (a duplicate delivery or already taken); skipping", job_id
+            )
             return
         with bound_contextvars(request_id=ctx.request_id, job_kind=ctx.kind.value):
             _run(ctx, handler)
