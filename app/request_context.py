@@ -8,12 +8,14 @@ as `client_request_id` for correlation only.
 
 from __future__ import annotations
 
+import logging
 import re
 import uuid
 from contextvars import ContextVar
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+log = logging.getLogger(__name__)
 HEADER = "x-request-id"
 _CLIENT_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
 
@@ -60,6 +62,10 @@ class RequestIdMiddleware:
 
         try:
             await self.app(scope, receive, send_with_id)
+        except Exception:
+            # logged here, while the request id is set (the server logs it again without it)
+            log.exception("unhandled error in %s %s", scope.get("method"), scope.get("path"))
+            raise
         finally:
             _request_id.reset(token)
             _client_request_id.reset(client_token)

@@ -99,6 +99,22 @@ def test_a_line_logged_during_a_request_carries_its_request_id(lines: io.StringI
     assert len(set(ids)) == 2
 
 
+def test_an_unhandled_error_is_logged_with_its_request_id(lines: io.StringIO) -> None:
+    api = FastAPI()
+
+    @api.get("/boom")
+    def boom() -> None:
+        raise RuntimeError("boom")
+
+    api.add_middleware(RequestIdMiddleware)
+    with TestClient(api, raise_server_exceptions=False) as client:
+        assert client.get("/boom").status_code == 500
+    (line,) = [r for r in parsed(lines) if r["event"] == "unhandled error in GET /boom"]
+    assert line["level"] == "error"
+    assert line["request_id"]
+    assert "RuntimeError: boom" in line["exception"]
+
+
 def test_an_access_line_has_its_fields(lines: io.StringIO) -> None:
     access = logging.getLogger("uvicorn.access")
     access.info('%s - "%s %s HTTP/%s" %d', "10.0.0.1:5000", "GET", "/v1/jobs?limit=2", "1.1", 200)
