@@ -1,7 +1,8 @@
 """Operator metrics for `/metrics`: what an alert needs beyond HTTP counters.
 
-Gathered from the metadata store (a handful of aggregate queries) and the Iceberg metadata of
-the datasets (the current snapshot's tombstone list, the snapshot count), at most once per
+Gathered from the metadata store (nine small queries) and the Iceberg metadata of the datasets
+(the current snapshot's tombstone list, the snapshot count; only for tables whose metadata file
+changed since the last gathering), at most once per
 `ICEBATCH_METRICS_CACHE_SECONDS`: scrapes in between are served from memory. A source that
 fails (the database is down) leaves its last values in place and counts
 `icebatch_metrics_collect_errors_total{source}`; `/metrics` itself never fails for it.
@@ -22,6 +23,7 @@ from datetime import UTC, datetime, timedelta
 
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
+from pyiceberg.catalog.sql import IcebergTables
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
@@ -51,11 +53,13 @@ class StoreSample:
     privacy_oldest_unerased_age: float
     leases_held: int
     datasets: int
-    sampled: list[tuple[str, str]]  # (dataset id, table identifier), capped
+    # (dataset id, table identifier, metadata location), capped at ICEBATCH_METRICS_MAX_DATASETS
+    sampled: list[tuple[str, str, str | None]]
 
 
 @dataclass(frozen=True)
 class DatasetSample:
+    location: str | None  # the table metadata file it was read from: unchanged, not re-read
     tombstones: int
     snapshots: int
 
@@ -82,7 +86,7 @@ def _bounded(value: str, allowed: list[str]) -> str:
 
 
 def gather_store(session: Session, now: datetime) -> StoreSample:
-    """Seven aggregate queries; nothing here grows with the number of series."""
+    """Nine small queries; none grows with the number of series."""
     settings = get_settings()
     jobs: dict[tuple[str, str], int] = {}
     for kind, state, count in session.execute(
@@ -117,13 +121,30 @@ def gather_store(session: Session, now: datetime) -> StoreSample:
     ).one()
     leases = session.scalar(select(func.count()).where(CommitLease.expires_at > now)) or 0
     datasets = session.scalar(select(func.count()).select_from(Dataset)) or 0
-    sampled = [
-        (row.id, row.table_identifier)
+    datasets_sampled = session.execute(
+        select(Dataset.id, Dataset.table_identifier)
+        .order_by(Dataset.created_at, Dataset.id)
+        .limit(settings.metrics_max_datasets)
+    ).all()
+    # the Iceberg catalog shares this database: each table's current metadata file, so a table
+    # that did not change since the last gathering is not read again
+    namespaces = {identifier.rsplit(".", 1)[0] for _, identifier in datasets_sampled}
+    locations = {
+        f"{row.table_namespace}.{row.table_name}": row.metadata_location
         for row in session.execute(
-            select(Dataset.id, Dataset.table_identifier)
-            .order_by(Dataset.created_at, Dataset.id)
-            .limit(settings.metrics_max_datasets)
+            select(
+                IcebergTables.table_namespace,
+                IcebergTables.table_name,
+                IcebergTables.metadata_location,
+            ).where(
+                IcebergTables.catalog_name == settings.catalog_name,
+                IcebergTables.table_namespace.in_(namespaces),
+            )
         )
+    }
+    sampled = [
+        (dataset_id, identifier, locations.get(identifier))
+        for dataset_id, identifier in datasets_sampled
     ]
     return StoreSample(
         jobs=jobs,
@@ -139,16 +160,34 @@ def gather_store(session: Session, now: datetime) -> StoreSample:
     )
 
 
-def gather_lake(sampled: list[tuple[str, str]]) -> dict[str, DatasetSample]:
+def gather_lake(
+    sampled: list[tuple[str, str, str | None]], previous: dict[str, DatasetSample]
+) -> tuple[dict[str, DatasetSample], int]:
     """Per dataset: active tombstones at the current snapshot and retained snapshots, from
-    metadata only (the tombstone list file is immutable and cached)."""
-    catalog = get_catalog()
+    metadata only; a table whose metadata file is the one read last time is not read again.
+    Also how many tables could not be read (their last values are kept)."""
     out: dict[str, DatasetSample] = {}
-    for dataset_id, identifier in sampled:
-        table = catalog.load_table(identifier)
-        total = tombstones.metrics(table, table.current_snapshot())["total"]
-        out[dataset_id] = DatasetSample(tombstones=int(total), snapshots=len(table.snapshots()))
-    return out
+    failed = 0
+    for dataset_id, identifier, location in sampled:
+        known = previous.get(dataset_id)
+        if known is not None and known.location == location:
+            out[dataset_id] = known
+            continue
+        try:
+            table = get_catalog().load_table(identifier)
+            total = tombstones.metrics(table, table.current_snapshot())["total"]
+        except Exception:
+            failed += 1
+            log.warning("operator metrics: table %s unreadable", identifier, exc_info=True)
+            if known is not None:
+                out[dataset_id] = known
+            continue
+        out[dataset_id] = DatasetSample(
+            location=table.metadata_location,
+            tombstones=int(total),
+            snapshots=len(table.snapshots()),
+        )
+    return out, failed
 
 
 class OperatorMetrics(Collector):
@@ -180,12 +219,10 @@ class OperatorMetrics(Collector):
                 cache.errors["store"] += 1
                 log.warning("operator metrics: the metadata store did not answer", exc_info=True)
             if cache.store is not None:
-                try:
-                    cache.lake = gather_lake(cache.store.sampled)
-                except Exception:
+                cache.lake, failed = gather_lake(cache.store.sampled, cache.lake)
+                if failed:
                     ok = False
                     cache.errors["lake"] += 1
-                    log.warning("operator metrics: Iceberg metadata unreadable", exc_info=True)
             cache.duration = time.monotonic() - started
             if ok:
                 cache.succeeded_at = time.time()
