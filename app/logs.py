@@ -104,17 +104,23 @@ def resolve_format(setting: str, stream: TextIO) -> str:
 
 def formatter(fmt: str) -> structlog.stdlib.ProcessorFormatter:
     """The formatter of every handler: structlog's processors applied to stdlib records too."""
-    renderer: Processor
-    if fmt == "json":
-        renderer = structlog.processors.JSONRenderer()
-        tail: list[Processor] = [structlog.processors.format_exc_info, redact, renderer]
-    else:
-        renderer = structlog.dev.ConsoleRenderer(colors=False)
-        tail = [structlog.processors.format_exc_info, redact, renderer]
+    renderer: Processor = (
+        structlog.processors.JSONRenderer()
+        if fmt == "json"
+        # the trace is already text (format_exc_info), redacted like every field
+        else structlog.dev.ConsoleRenderer(
+            colors=False, exception_formatter=structlog.dev.plain_traceback
+        )
+    )
     return structlog.stdlib.ProcessorFormatter(
         foreign_pre_chain=_shared(),
         pass_foreign_args=True,
-        processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, *tail],
+        processors=[
+            structlog.stdlib.ProcessorFormatter.remove_processors_meta,
+            structlog.processors.format_exc_info,
+            redact,
+            renderer,
+        ],
     )
 
 

@@ -124,6 +124,23 @@ def test_an_access_line_has_its_fields(lines: io.StringIO) -> None:
     assert "positional_args" not in line
 
 
+def test_console_format_is_redacted_too(lines: io.StringIO) -> None:
+    stream = io.StringIO()
+    configure_logging("console", "INFO", stream)
+    with structlog.contextvars.bound_contextvars(request_id="r1"):
+        try:
+            raise ValueError(KEY)
+        except ValueError:
+            logging.getLogger("app.x").exception("to %s", "redis://:hunter2@cache:6379/0")
+    text = stream.getvalue()
+    assert f"to redis://:{REDACTED}@cache:6379/0" in text
+    assert "request_id=r1" in text
+    assert "ValueError: ib_k3y0prefix_" in text
+    assert "S3cr3t" not in text
+    assert "hunter2" not in text
+    assert lines.getvalue() == ""  # the buffer of the JSON configuration was replaced
+
+
 def test_auto_format_is_console_on_a_terminal_only() -> None:
     class Terminal(io.StringIO):
         def isatty(self) -> bool:
