@@ -108,10 +108,15 @@ def test_an_unhandled_error_is_logged_with_its_request_id(lines: io.StringIO) ->
 
     api.add_middleware(RequestIdMiddleware)
     with TestClient(api, raise_server_exceptions=False) as client:
-        assert client.get("/boom").status_code == 500
+        response = client.get("/boom")
+    assert response.status_code == 500
+    assert response.headers["content-type"] == "application/problem+json"
+    assert response.headers["x-request-id"] in response.json()["detail"]
     (line,) = [r for r in parsed(lines) if r["event"] == "unhandled error in GET /boom"]
     assert line["level"] == "error"
-    assert line["request_id"]
+    assert line["request_id"] == response.headers["x-request-id"]
+    with TestClient(api) as client, pytest.raises(RuntimeError, match="boom"):
+        client.get("/boom")  # the error still reaches the server (and the tests)
     assert "RuntimeError: boom" in line["exception"]
 
 
