@@ -3,6 +3,7 @@ its consistency (doctor)."""
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
 import subprocess
@@ -15,6 +16,7 @@ from alembic import command
 from alembic.config import Config
 
 from app.config import PROJECT_ROOT, get_settings
+from app.logs import configure_logging
 
 cli = typer.Typer(help="Icebatch: a batch control plane for Apache Iceberg.", no_args_is_help=True)
 keys = typer.Typer(help="API keys.", no_args_is_help=True)
@@ -22,6 +24,13 @@ cli.add_typer(keys, name="keys")
 
 Port = Annotated[int, typer.Option(help="Port of the HTTP API.")]
 Host = Annotated[str, typer.Option(help="Address the HTTP API binds.")]
+log = logging.getLogger("icebatch")
+
+
+@cli.callback()
+def _logging() -> None:
+    """Every command logs in the configured format (ICEBATCH_LOG_FORMAT)."""
+    configure_logging()
 
 
 def alembic_config(url: str | None = None) -> Config:
@@ -51,6 +60,7 @@ def _worker_argv(concurrency: int, beat: bool = False) -> list[str]:
         "celery",
         "-A",
         "workers.celery_app",
+        "--quiet",  # no banner on stdout: every line is a log line (workers/celery_app.py)
         "worker",
         "--pool",
         "solo" if concurrency == 1 else "threads",
@@ -67,22 +77,19 @@ def _worker_argv(concurrency: int, beat: bool = False) -> list[str]:
 
 
 def _api_argv(host: str, port: int) -> list[str]:
+    return [sys.executable, "-m", "app.cli", "serve", "--host", host, "--port", str(port)]
+
+
+@cli.command(hidden=True)
+def serve(host: Host = "127.0.0.1", port: Port = 8000) -> None:
+    """Uvicorn in this process, logging through Icebatch's configuration (`api` runs this)."""
+    import uvicorn
+
     # in-flight requests never outnumber pooled connections: each holds at most one, so none
     # waits for a connection held by a request that waits for a thread (503 beyond the limit)
     settings = get_settings()
     limit = settings.db_pool_size + settings.db_max_overflow
-    return [
-        sys.executable,
-        "-m",
-        "uvicorn",
-        "app.main:app",
-        "--host",
-        host,
-        "--port",
-        str(port),
-        "--limit-concurrency",
-        str(limit),
-    ]
+    uvicorn.run("app.main:app", host=host, port=port, limit_concurrency=limit, log_config=None)
 
 
 @cli.command()
@@ -109,7 +116,7 @@ def up(host: Host = "127.0.0.1", port: Port = 8000) -> None:
     """Run API and one worker together (embedded mode needs no settings)."""
     settings = get_settings()
     migrate()
-    typer.echo(f"icebatch: home {settings.home}, API on http://{host}:{port}", err=True)
+    log.info("icebatch up: home %s, API on http://%s:%s", settings.home, host, port)
     children = [
         subprocess.Popen(_worker_argv(1, beat=True)),
         subprocess.Popen(_api_argv(host, port)),
@@ -183,3 +190,7 @@ def doctor(
 
 def main() -> None:
     cli()
+
+
+if __name__ == "__main__":
+    main()

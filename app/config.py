@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -54,6 +55,15 @@ class Settings(BaseSettings):
     auto_vacuum_tombstones: int = 10_000
     auto_vacuum_evict_lead_seconds: float = 2 * 24 * 3600
     auto_expire: bool = True
+    # logs: `auto` is console on a terminal, JSON lines anywhere else
+    log_format: Literal["auto", "json", "console"] = "auto"
+    log_level: str = "INFO"
+    # operator metrics (`/metrics`): gathered from the metadata store and Iceberg metadata at
+    # most once per cache period; per-dataset series for at most `metrics_max_datasets` datasets
+    metrics_cache_seconds: float = 15.0
+    metrics_max_datasets: int = 100
+    # the worker's own Prometheus endpoint (job durations, queue waits, lease waits); 0: off
+    worker_metrics_port: int = 0
 
     @model_validator(mode="after")
     def _embedded_defaults(self) -> Settings:

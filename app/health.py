@@ -1,4 +1,5 @@
-"""Liveness, readiness (database, broker, catalog) and Prometheus metrics."""
+"""Liveness, readiness (database, broker, catalog) and Prometheus metrics: HTTP counters here,
+the operator metrics (jobs, outbox, leases, tombstones, privacy, vacuum) in `app.metrics`."""
 
 from __future__ import annotations
 
@@ -7,18 +8,20 @@ from typing import Any
 
 from fastapi import APIRouter, Request, Response
 from fastapi.responses import JSONResponse
-from prometheus_client import CONTENT_TYPE_LATEST, Counter, Histogram, generate_latest
+from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, Counter, Histogram, generate_latest
 from sqlalchemy import text
 from starlette.middleware.base import BaseHTTPMiddleware, RequestResponseEndpoint
 
 from app.db import get_engine
 from app.jobs.broker import get_celery
 from app.lake.catalog import get_catalog
+from app.metrics import OPERATOR_METRICS
 
 router = APIRouter(tags=["health"])
 
 REQUESTS = Counter("icebatch_http_requests_total", "HTTP requests", ["method", "route", "status"])
 LATENCY = Histogram("icebatch_http_request_seconds", "HTTP request latency", ["method", "route"])
+REGISTRY.register(OPERATOR_METRICS)
 
 
 class MetricsMiddleware(BaseHTTPMiddleware):

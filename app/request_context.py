@@ -8,12 +8,15 @@ as `client_request_id` for correlation only.
 
 from __future__ import annotations
 
+import json
+import logging
 import re
 import uuid
 from contextvars import ContextVar
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+log = logging.getLogger(__name__)
 HEADER = "x-request-id"
 _CLIENT_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
 
@@ -51,8 +54,12 @@ class RequestIdMiddleware:
         client_token = _client_request_id.set(sent if _CLIENT_ID.match(sent) else None)
         scope.setdefault("state", {})["request_id"] = request_id
 
+        started = False
+
         async def send_with_id(message: Message) -> None:
+            nonlocal started
             if message["type"] == "http.response.start":
+                started = True
                 headers = list(message.get("headers", []))
                 headers.append((HEADER.encode(), request_id.encode()))
                 message["headers"] = headers
@@ -60,6 +67,26 @@ class RequestIdMiddleware:
 
         try:
             await self.app(scope, receive, send_with_id)
+        except Exception:
+            # logged here, while the request id is set (the server logs it again without it)
+            log.exception("unhandled error in %s %s", scope.get("method"), scope.get("path"))
+            if not started:  # the 500 carries the id too; the error still reaches the server
+                await _internal_error(send_with_id, request_id)
+            raise
         finally:
             _request_id.reset(token)
             _client_request_id.reset(client_token)
+
+
+async def _internal_error(send: Send, request_id: str) -> None:
+    body = json.dumps(
+        {
+            "type": "about:blank",
+            "title": "Internal Server Error",
+            "status": 500,
+            "detail": f"an unexpected error; quote request id {request_id} when you report it",
+        }
+    ).encode()
+    headers = [(b"content-type", b"application/problem+json")]
+    await send({"type": "http.response.start", "status": 500, "headers": headers})
+    await send({"type": "http.response.body", "body": body})

@@ -8,12 +8,14 @@ from collections.abc import Callable
 from typing import Any
 
 from celery import Task
-from celery.signals import worker_ready, worker_shutting_down
+from celery.signals import celeryd_init, setup_logging, worker_ready, worker_shutting_down
 
 from app.config import get_settings
 from app.jobs.broker import make_celery
 from app.jobs.kinds import TaskName
 from app.jobs.reconciler import reconcile_once
+from app.logs import configure_logging
+from workers import metrics
 from workers.runtime import JobContext, run_job
 
 log = logging.getLogger(__name__)
@@ -62,9 +64,20 @@ def _reconcile_forever() -> None:
             log.warning("reconciler pass failed", exc_info=True)
 
 
+@celeryd_init.connect  # before the worker's first warnings
+@setup_logging.connect
+def _logging(**_: Any) -> None:
+    """Celery leaves logging to us (no root-logger hijack, no stdout redirect): JSON lines."""
+    configure_logging()
+
+
 @worker_ready.connect
 def _start_reconciler(**_: Any) -> None:
     threading.Thread(target=_reconcile_forever, name="reconciler", daemon=True).start()
+    port = get_settings().worker_metrics_port
+    if port:
+        metrics.serve(port)
+        log.info("worker metrics on port %s", port)
 
 
 @worker_shutting_down.connect

@@ -6,17 +6,21 @@ that lost its lease (the reconciler re-queued the job) can no longer change it.
 
 from __future__ import annotations
 
+import contextvars
 import logging
 import os
 import socket
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
+from structlog.contextvars import bound_contextvars
 
 from app import clock
 from app.config import get_settings
@@ -24,6 +28,7 @@ from app.db import session_scope
 from app.jobs import service as jobs
 from app.jobs.kinds import JobKind, Payload
 from app.models import Job, JobState
+from workers.metrics import JOB_DURATION, QUEUE_WAIT
 
 log = logging.getLogger(__name__)
 WORKER_NAME = f"{socket.gethostname()}:{os.getpid()}"
@@ -144,6 +149,9 @@ def claim(job_id: str) -> JobContext | None:
         job = session.scalar(select(Job).where(Job.id == job_id))
         assert job is not None
         kind = JobKind(job.kind)
+        if job.attempt == 1:  # a retry's wait starts at its re-queue, which no column records
+            waited = (now - _aware(job.created_at)).total_seconds()
+            QUEUE_WAIT.labels(kind.value).observe(max(0.0, waited))
         return JobContext(
             job.id,
             job.attempt,
@@ -155,7 +163,9 @@ def claim(job_id: str) -> JobContext | None:
         )
 
 
-def _fenced(ctx: JobContext, **values: Any) -> bool:
+def _fenced(ctx: JobContext, **values: Any) -> str | None:
+    """Write `values` to the job while this attempt holds it; the job's new state (None when
+    the attempt no longer holds it)."""
     with session_scope() as session:
         job = session.scalar(
             select(Job)
@@ -163,7 +173,7 @@ def _fenced(ctx: JobContext, **values: Any) -> bool:
             .with_for_update()
         )
         if job is None:
-            return False
+            return None
         retry = values.pop("_retry", False)
         error = values.pop("_fail", None)
         if values.pop("_finish", False):
@@ -176,7 +186,7 @@ def _fenced(ctx: JobContext, **values: Any) -> bool:
                 jobs.add_outbox(session, job)
             else:
                 jobs.fail(session, job, error)
-        return True
+        return job.state
 
 
 def settle(session: Session, job_id: str | None, result: dict[str, Any]) -> None:
@@ -199,11 +209,24 @@ def settle(session: Session, job_id: str | None, result: dict[str, Any]) -> None
 
 
 def run_job(job_id: str, handler: Callable[[JobContext], dict[str, Any]]) -> None:
-    """Claim, heartbeat and run `handler`; record its result or error on the job row."""
-    ctx = claim(job_id)
-    if ctx is None:
-        log.info("job %s is not queued (a duplicate delivery or already taken); skipping", job_id)
-        return
+    """Claim, heartbeat and run `handler`; record its result or error on the job row.
+
+    Every line logged meanwhile carries the job's id, kind and request id (the HTTP request
+    that created it), so one id follows a call from the API to the job to its snapshot.
+    """
+    with bound_contextvars(job_id=job_id):
+        ctx = claim(job_id)
+        if ctx is None:
+            log.info(
+                "job %s is not queued (a duplicate delivery or already taken); skipping", job_id
+            )
+            return
+        with bound_contextvars(request_id=ctx.request_id, job_kind=ctx.kind.value):
+            _run(ctx, handler)
+
+
+def _run(ctx: JobContext, handler: Callable[[JobContext], dict[str, Any]]) -> None:
+    job_id = ctx.job_id
     stop = threading.Event()
     interval = get_settings().heartbeat_seconds
 
@@ -214,18 +237,27 @@ def run_job(job_id: str, handler: Callable[[JobContext], dict[str, Any]]) -> Non
             except Exception:
                 log.warning("heartbeat of job %s failed", job_id, exc_info=True)
 
-    beater = threading.Thread(target=heartbeat, name=f"heartbeat-{job_id}", daemon=True)
+    context = contextvars.copy_context()  # the heartbeat's lines carry the job's ids too
+    beater = threading.Thread(
+        target=context.run, args=(heartbeat,), name=f"heartbeat-{job_id}", daemon=True
+    )
     beater.start()
+    started, outcome = time.monotonic(), "failed"
+    log.info("job %s (%s) attempt %s started", job_id, ctx.kind.value, ctx.attempt)
     try:
         result = handler(ctx)
     except LeaseLost:
+        outcome = "lease_lost"
         log.warning("job %s: lease lost, leaving it to its new owner", job_id)
     except PermanentJobError as exc:
+        log.warning("job %s failed: %s", job_id, exc)
         _fenced(ctx, result=exc.result, _finish=True, _fail=str(exc))
     except Exception as exc:
         log.exception("job %s attempt %s failed", job_id, ctx.attempt)
-        _fenced(ctx, _fail=f"{type(exc).__name__}: {exc}"[:4000], _retry=True)
+        state = _fenced(ctx, _fail=f"{type(exc).__name__}: {exc}"[:4000], _retry=True)
+        outcome = "retried" if state == JobState.QUEUED else "failed"
     else:
+        outcome = "succeeded"
         _fenced(
             ctx,
             state=JobState.SUCCEEDED,
@@ -237,3 +269,11 @@ def run_job(job_id: str, handler: Callable[[JobContext], dict[str, Any]]) -> Non
     finally:
         stop.set()
         beater.join(timeout=interval + 1)
+        elapsed = time.monotonic() - started
+        JOB_DURATION.labels(ctx.kind.value, outcome).observe(elapsed)
+        log.info("job %s %s after %.3fs", job_id, outcome, elapsed)
+
+
+def _aware(value: datetime) -> datetime:
+    """SQLite hands back naive datetimes; they were written in UTC."""
+    return value if value.tzinfo else value.replace(tzinfo=UTC)

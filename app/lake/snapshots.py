@@ -9,6 +9,8 @@ from pyiceberg.table import Table
 from pyiceberg.table.snapshots import Snapshot
 
 REQUEST_ID = "icebatch.request-id"
+# a group commit's REQUEST_ID is its own commit id: the requests it carries, comma-separated
+REQUEST_IDS = "icebatch.request-ids"
 BATCH_ID = "icebatch.batch-id"
 OPERATION = "icebatch.operation"
 # rewrite snapshots (vacuum, compaction): the snapshot the rewrite read; its new files carry that

@@ -41,6 +41,7 @@ from app.models import (
 from workers import lease, runtime
 from workers.failpoints import failpoint
 from workers.lease import CommitLeaseLost
+from workers.metrics import LEASE_WAIT
 from workers.runtime import JobContext, PermanentJobError
 
 log = logging.getLogger(__name__)
@@ -51,6 +52,7 @@ REQUEST_COUNT = "icebatch.request-count"
 def wait_until_committed(ctx: JobContext, restatement_id: str, dataset_id: str) -> None:
     """Return once the restatement is committed, committing it (and others) if need be."""
     last_beat, pause = time.monotonic(), 0.02
+    waiting_since: float | None = last_beat  # until the lease is first ours (a metric)
     while True:
         with session_scope() as session:
             state = session.scalar(
@@ -62,6 +64,9 @@ def wait_until_committed(ctx: JobContext, restatement_id: str, dataset_id: str) 
             raise PermanentJobError(f"restatement {restatement_id} failed")
         token = lease.acquire(dataset_id)
         if token is not None:
+            if waiting_since is not None:
+                LEASE_WAIT.labels("restate").observe(time.monotonic() - waiting_since)
+                waiting_since = None
             try:
                 drain(dataset_id, token)
             finally:
@@ -182,6 +187,7 @@ def commit_group(table: Table, dataset_id: str, token: int, commit_id: str) -> S
         snapshots.OPERATION: kind,
         snapshots.REQUEST_ID: commit_id,
         REQUEST_COUNT: str(len(members)),
+        snapshots.REQUEST_IDS: ",".join(sorted({m["request_id"] for m in members})),
     }
     batch_ids = [m["batch_id"] for m in members if m["batch_id"] and kind == RestatementKind.REPLAY]
     if len(batch_ids) == 1:
@@ -208,6 +214,12 @@ def commit_group(table: Table, dataset_id: str, token: int, commit_id: str) -> S
         raise RuntimeError(f"group {commit_id}: the parent kept moving; the next holder retries")
     failpoint("after-commit")
     _record(table, ids, snapshot)
+    log.info(
+        "group %s committed as snapshot %s for requests %s",
+        commit_id,
+        snapshot.snapshot_id,
+        properties[snapshots.REQUEST_IDS],
+    )
     return snapshot
 
 

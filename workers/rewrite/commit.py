@@ -26,6 +26,7 @@ from app.lake.rewrite_files import RewriteOutput
 from workers import lease
 from workers.failpoints import failpoint
 from workers.lease import CommitLeaseLost
+from workers.metrics import LEASE_TIMEOUTS, LEASE_WAIT
 from workers.runtime import JobContext
 from workers.spark import iceberg_java
 from workers.spark.iceberg_java import Committed
@@ -46,15 +47,18 @@ class RewriteCommit:
 
 def acquire_lease(ctx: JobContext, dataset_id: str) -> int:
     """Wait for the dataset's commit lease (restatement groups hold it for seconds at most)."""
-    deadline = time.monotonic() + 10 * get_settings().commit_lease_seconds
+    started = time.monotonic()
+    deadline = started + 10 * get_settings().commit_lease_seconds
     pause = 0.05
     while time.monotonic() < deadline:
         token = lease.acquire(dataset_id)
         if token is not None:
+            LEASE_WAIT.labels("rewrite").observe(time.monotonic() - started)
             return token
         ctx.check_lease()
         time.sleep(pause)
         pause = min(pause * 2, 1.0)
+    LEASE_TIMEOUTS.labels("rewrite").inc()
     raise TimeoutError(f"dataset {dataset_id}: the commit lease stayed taken")
 
 

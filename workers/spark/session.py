@@ -7,6 +7,7 @@ import os
 import sys
 import threading
 import warnings
+from pathlib import Path
 
 from py4j.protocol import Py4JError
 from pyspark import SparkContext
@@ -21,6 +22,8 @@ RUNTIME_JARS = (
     "postgresql.jar",
 )
 log = logging.getLogger(__name__)
+# the JVM's log lines as JSON, like the worker's own (app/logs.py)
+LOG4J2_CONFIG = Path(__file__).resolve().parent / "log4j2.properties"
 _lock = threading.Lock()
 _session: SparkSession | None = None
 
@@ -74,7 +77,10 @@ def build_session(settings: Settings) -> SparkSession:
         .config("spark.sql.adaptive.enabled", "true")
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.driver.extraJavaOptions", "-Dderby.system.home=/tmp")
+        .config(
+            "spark.driver.extraJavaOptions",
+            f"-Dderby.system.home=/tmp -Dlog4j2.configurationFile={LOG4J2_CONFIG.as_uri()}",
+        )
     )
     for key, value in catalog_conf(settings).items():
         builder = builder.config(key, value)

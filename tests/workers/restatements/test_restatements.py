@@ -149,6 +149,8 @@ def test_restatements_ready_together_commit_as_one_snapshot(
     assert len(snapshots) == before + 2
     revert_snapshot = next(s for s in snapshots if s["icebatch"]["icebatch.operation"] == "revert")
     assert revert_snapshot["icebatch"]["icebatch.request-count"] == "2"
+    carried = sorted(r["request_id"] for r in results)
+    assert revert_snapshot["icebatch"]["icebatch.request-ids"] == ",".join(carried)
     assert {r["result"]["snapshot_id"] for r in results} == {revert_snapshot["snapshot_id"]}
     statuses = [client.get(f"/v1/privacy/jobs/{p['id']}").json() for p in privacy]
     assert [s["rows_hidden"] for s in statuses] == [1, 0]
