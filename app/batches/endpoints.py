@@ -5,7 +5,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse
 
-from app.auth import Org
+from app.auth import Org, requires
 from app.batches import service
 from app.batches.schemas import (
     BatchAction,
@@ -17,12 +17,17 @@ from app.batches.schemas import (
 )
 from app.db import DbSession
 from app.idempotency import Idempotent
-from app.models import BatchStatus
+from app.models import BatchStatus, Scope
 
 router = APIRouter(prefix="/v1/batches", tags=["batches"])
 
 
-@router.post("", status_code=201, response_model=BatchOut)
+@router.post(
+    "",
+    status_code=201,
+    response_model=BatchOut,
+    dependencies=[requires(Scope.WRITE, "batches.open")],
+)
 def open_batch(
     body: BatchCreate, org: Org, session: DbSession, idempotent: Idempotent
 ) -> JSONResponse:
@@ -34,7 +39,12 @@ def open_batch(
     return idempotent.run(body, run)
 
 
-@router.put("/{batch_id}/files/{name}", status_code=201, response_model=BatchFileOut)
+@router.put(
+    "/{batch_id}/files/{name}",
+    status_code=201,
+    response_model=BatchFileOut,
+    dependencies=[requires(Scope.WRITE, "batches.upload")],
+)
 async def upload_file(
     batch_id: str, name: str, request: Request, org: Org, session: DbSession
 ) -> BatchFileOut:
@@ -47,6 +57,7 @@ async def upload_file(
     "/{batch_id}",
     response_model=BatchActionOut,
     responses={202: {"model": BatchActionOut, "description": "COMPLETE or REVERT: the job"}},
+    dependencies=[requires(Scope.WRITE, "batches.act", by="action")],
 )
 def act_on_batch(
     batch_id: str, action: BatchAction, org: Org, session: DbSession, idempotent: Idempotent
