@@ -214,18 +214,17 @@ def uses_key(route: APIRoute) -> bool:
     return False
 
 
-def document_scopes(routes: list[Any]) -> None:
-    """Write each keyed route's scope into its OpenAPI operation: `security: [{ApiKey:
-    [scope]}]` (OpenAPI 3.1 role names) and `x-icebatch-scope` (plus `x-icebatch-action`)."""
+def document_scopes(routes: list[Any], openapi: dict[str, Any]) -> None:
+    """Write each keyed operation's scope into the OpenAPI document: `security: [{ApiKey:
+    [scope]}]` (OpenAPI 3.1 role names), `x-icebatch-scope` and `x-icebatch-action`."""
     for route in routes:
         if not isinstance(route, APIRoute) or not uses_key(route):
             continue
         needed = requirement(route)
         scope = needed.scope if needed is not None else Scope.READ
-        extra: dict[str, Any] = {
-            "security": [{"ApiKey": [scope.value]}],
-            "x-icebatch-scope": scope.value,
-        }
-        if needed is not None and needed.action:
-            extra["x-icebatch-action"] = needed.action
-        route.openapi_extra = {**(route.openapi_extra or {}), **extra}
+        for method in route.methods:
+            operation = openapi["paths"][route.path_format][method.lower()]
+            operation["security"] = [{"ApiKey": [scope.value]}]
+            operation["x-icebatch-scope"] = scope.value
+            if needed is not None and needed.action:
+                operation["x-icebatch-action"] = needed.action

@@ -100,7 +100,13 @@ def create_app() -> FastAPI:
     ):
         app.include_router(router)
     _summaries_from_docstrings(app)
-    document_scopes(app.routes)
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            document_scopes(app.routes, FastAPI.openapi(app))
+        return app.openapi_schema  # type: ignore[return-value]
+
+    app.openapi = openapi  # type: ignore[method-assign]
     return app
 
 

@@ -100,9 +100,7 @@ def test_0005_keeps_existing_keys_as_admin_and_the_audit_trail_append_only(
             with pytest.raises(DBAPIError, match="append-only"), engine.begin() as conn:
                 conn.execute(text("TRUNCATE audit_events"))
         with engine.connect() as conn:
-            assert conn.execute(text("SELECT outcome FROM audit_events")).scalars().all() == [
-                "ok"
-            ]
+            assert conn.execute(text("SELECT outcome FROM audit_events")).scalars().all() == ["ok"]
         command.downgrade(config, "0004")
         with engine.connect() as conn:
             assert conn.execute(text("SELECT org FROM api_keys")).scalars().all() == ["acme"]
