@@ -16,6 +16,7 @@ from app.batches.schemas import (
     BatchOut,
 )
 from app.db import DbSession
+from app.deps import Offset
 from app.idempotency import Idempotent
 from app.models import BatchStatus, Scope
 
@@ -82,7 +83,7 @@ def list_batches(
     session: DbSession,
     dataset_id: str | None = None,
     status: BatchStatus | None = None,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    offset: Offset = 0,
     limit: Annotated[int, Query(ge=1, le=500)] = 100,
 ) -> BatchList:
     """List batches, newest first, by dataset and status."""

@@ -9,7 +9,7 @@ from app.auth import Org, requires
 from app.datasets import service
 from app.datasets.schemas import DatasetCreate, DatasetList, DatasetOut, SnapshotList
 from app.db import DbSession
-from app.deps import DatasetTable, IcebergCatalog
+from app.deps import DatasetTable, IcebergCatalog, Offset
 from app.idempotency import Idempotent
 from app.models import Scope
 
@@ -44,7 +44,7 @@ def list_datasets(
     org: Org,
     session: DbSession,
     catalog: IcebergCatalog,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    offset: Offset = 0,
     limit: Annotated[int, Query(ge=1, le=500)] = 100,
 ) -> DatasetList:
     """List the datasets of your organization."""
