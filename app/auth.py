@@ -15,6 +15,7 @@ import hashlib
 import hmac
 import re
 import secrets
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Annotated, Any
@@ -133,7 +134,7 @@ def authenticate(
         row = find_key(session, key)
         if row is None:
             raise Unauthorized("this API key is unknown")
-        request.state.key = (row.org, row.id)  # for the audit trail, even when denied below
+        request.state.key_owner = (row.org, row.id)  # for the audit trail, even when denied
         rejection = _rejection(row, now)
         if rejection is None and (
             row.last_used_at is None or now - row.last_used_at >= LAST_USED_RESOLUTION
@@ -147,6 +148,16 @@ def authenticate(
 
 
 CurrentPrincipal = Annotated[Principal, Depends(authenticate)]
+
+
+def known_caller(state: Mapping[str, Any]) -> tuple[str, str] | None:
+    """(org, key id) of the request whose ASGI `state` this is, when its key was found, even
+    if it was then refused (revoked, expired, too small a scope); None otherwise."""
+    principal: Principal | None = state.get("principal")
+    if principal is not None:
+        return principal.org, principal.key_id
+    owner: tuple[str, str] | None = state.get("key_owner")
+    return owner
 
 
 def current_org(principal: CurrentPrincipal) -> str:

@@ -21,7 +21,7 @@ from fastapi.routing import APIRoute
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.audit import service
-from app.auth import MUTATING, Principal, requirement
+from app.auth import MUTATING, known_caller, requirement
 from app.request_context import current_request_id
 
 log = logging.getLogger(__name__)
@@ -106,14 +106,10 @@ class AuditMiddleware:
         route = scope.get("route")
         if not isinstance(route, APIRoute):
             return  # no such endpoint (404/405): nothing was called
-        state: dict[str, Any] = scope.get("state") or {}
-        principal: Principal | None = state.get("principal")
-        if principal is not None:
-            org, key_id = principal.org, principal.key_id
-        elif "key" in state:
-            org, key_id = state["key"]
-        else:
+        caller = known_caller(scope.get("state") or {})
+        if caller is None:
             return
+        org, key_id = caller
         target: dict[str, Any] = {k: str(v) for k, v in scope.get("path_params", {}).items()}
         result_id = _result_id(body) if status < 300 else None
         if result_id is not None and result_id not in target.values():
