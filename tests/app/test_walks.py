@@ -159,6 +159,10 @@ def test_another_orgs_key_gets_404_on_every_id(client_for: ClientFactory) -> Non
         elif method == "GET":
             assert response.status_code == 200, (method, url, response.text)
             assert not any(i in response.text for i in ids) or url == "/v1/audit", url
+    # ids in bodies too: a replay of B's own dataset naming A's batch
+    own = b.post("/v1/datasets", json={**EVENTS, "name": "own"}).json()["id"]
+    replay = {"dataset_id": own, "format": "csv", "replay": {"predecessors": [objects.batch]}}
+    assert b.post("/v1/batches", json=replay).status_code == 404
     # B's audit trail holds B's calls only; A's objects are as A left them
     assert {e["org"] for e in b.get("/v1/audit").json()["items"]} == {b.org}  # type: ignore[attr-defined]
     for (method, _), walk in WALKS.items():
