@@ -1,4 +1,13 @@
-"""API keys: `ib_<prefix>_<secret>`; the SHA-256 of the whole key is stored, never the key."""
+"""API keys and who may do what.
+
+A key is `ib_<prefix>_<secret>`; the SHA-256 of the whole key is stored, never the key. Each
+key belongs to one org and has a scope (read < write < admin). Every request looks its key up
+(no cache), so a revoked or expired key answers 401 from the next request on.
+
+Dependencies: `Org` (the org's name; any valid key), `CurrentPrincipal` (org, key id, scope)
+and `requires(scope, action)`, declared on a route, which answers 403 to a key whose scope is
+too small and names the call in the audit trail (`app/audit/`).
+"""
 
 from __future__ import annotations
 
@@ -6,25 +15,56 @@ import hashlib
 import hmac
 import re
 import secrets
-from typing import Annotated
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Annotated, Any
 
 from fastapi import Depends, Request
+from fastapi.routing import APIRoute
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.db import session_scope
-from app.errors import InvalidInput, Unauthorized
-from app.models import ApiKey
+from app.errors import Forbidden, InvalidInput, Unauthorized
+from app.models import ApiKey, Scope
+from app.models.base import utcnow
 
 ORG_RE = re.compile(r"^[a-z][a-z0-9_]{1,62}$")
+# `last_used_at` is written at most this often per key: one UPDATE a minute, not one a request
+LAST_USED_RESOLUTION = timedelta(seconds=60)
+MUTATING = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+
+bearer = HTTPBearer(
+    auto_error=False,
+    scheme_name="ApiKey",
+    description="An Icebatch API key: `Authorization: Bearer ib_<prefix>_<secret>`.",
+)
+
+
+@dataclass(frozen=True)
+class Principal:
+    """Who is calling: the key's org, id and scope."""
+
+    org: str
+    key_id: str
+    scope: Scope
 
 
 def _hash(key: str) -> str:
     return hashlib.sha256(key.encode()).hexdigest()
 
 
-def create_key(session: Session, org: str) -> str:
-    """Store a new key for `org` and return it (the only time it is visible)."""
+def issue_key(
+    session: Session,
+    org: str,
+    scope: Scope,
+    *,
+    name: str | None = None,
+    expires_at: datetime | None = None,
+) -> tuple[ApiKey, str]:
+    """Store a new key for `org`; return its row and the key (the only time it is visible)."""
     if not ORG_RE.match(org):
         raise InvalidInput(
             "org names are 2-63 characters: lowercase letters, digits and '_', "
@@ -32,39 +72,170 @@ def create_key(session: Session, org: str) -> str:
         )
     prefix = secrets.token_hex(6)
     key = f"ib_{prefix}_{secrets.token_urlsafe(32)}"
-    session.add(ApiKey(org=org, prefix=prefix, secret_hash=_hash(key)))
+    row = ApiKey(
+        org=org,
+        prefix=prefix,
+        secret_hash=_hash(key),
+        scope=Scope(scope).value,
+        name=name,
+        expires_at=expires_at,
+    )
+    session.add(row)
     session.flush()
-    return key
+    return row, key
 
 
-def org_of_key(session: Session, key: str) -> str | None:
+def create_key(session: Session, org: str, scope: Scope = Scope.ADMIN) -> str:
+    """Store a new key for `org` and return it (the only time it is visible)."""
+    return issue_key(session, org, scope)[1]
+
+
+def find_key(session: Session, key: str) -> ApiKey | None:
+    """The stored key matching `key` (revoked and expired ones included), or None."""
     parts = key.split("_", 2)
     if len(parts) != 3 or parts[0] != "ib":
         return None
     row = session.scalar(select(ApiKey).where(ApiKey.prefix == parts[1]))
-    if row is None or row.revoked_at is not None:
+    if row is None or not hmac.compare_digest(row.secret_hash, _hash(key)):
         return None
-    return row.org if hmac.compare_digest(row.secret_hash, _hash(key)) else None
+    return row
 
 
-def current_org(request: Request) -> str:
-    """The org of the request's bearer key; 401 when missing or unknown.
+def _rejection(row: ApiKey, now: datetime) -> str | None:
+    if row.revoked_at is not None:
+        return f"this API key was revoked at {row.revoked_at.isoformat()}"
+    if row.expires_at is not None and row.expires_at <= now:
+        return f"this API key expired at {row.expires_at.isoformat()}"
+    return None
+
+
+def authenticate(
+    request: Request,
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)],
+) -> Principal:
+    """The caller of the request from its bearer key; 401 when missing, unknown, revoked or
+    expired. Computed once per request (kept on `request.state`, where the audit trail finds
+    the key id of denied attempts too).
 
     The lookup uses its own short session: a connection held from here until the endpoint runs
     (another thread-pool hop) lets a burst of requests hold every pooled connection while
     waiting for a thread, and every thread wait for a connection.
     """
-    header = request.headers.get("authorization", "")
-    scheme, _, key = header.partition(" ")
-    if scheme.lower() != "bearer" or not key.strip():
+    known: Principal | None = getattr(request.state, "principal", None)
+    if known is not None:
+        return known
+    key = credentials.credentials.strip() if credentials is not None else ""
+    if not key:
         raise Unauthorized(
             "send 'Authorization: Bearer <api key>' (create one: icebatch keys create)"
         )
+    now = utcnow()
     with session_scope() as session:
-        org = org_of_key(session, key.strip())
-    if org is None:
-        raise Unauthorized("this API key is unknown or revoked")
-    return org
+        row = find_key(session, key)
+        if row is None:
+            raise Unauthorized("this API key is unknown")
+        request.state.key_owner = (row.org, row.id)  # for the audit trail, even when denied
+        rejection = _rejection(row, now)
+        if rejection is None and (
+            row.last_used_at is None or now - row.last_used_at >= LAST_USED_RESOLUTION
+        ):
+            row.last_used_at = now
+        principal = Principal(org=row.org, key_id=row.id, scope=Scope(row.scope))
+    if rejection is not None:
+        raise Unauthorized(rejection)
+    request.state.principal = principal
+    return principal
+
+
+CurrentPrincipal = Annotated[Principal, Depends(authenticate)]
+
+
+def known_caller(state: Mapping[str, Any]) -> tuple[str, str] | None:
+    """(org, key id) of the request whose ASGI `state` this is, when its key was found, even
+    if it was then refused (revoked, expired, too small a scope); None otherwise."""
+    principal: Principal | None = state.get("principal")
+    if principal is not None:
+        return principal.org, principal.key_id
+    owner: tuple[str, str] | None = state.get("key_owner")
+    return owner
+
+
+def current_org(principal: CurrentPrincipal) -> str:
+    """The org of the request's key (any scope)."""
+    return principal.org
 
 
 Org = Annotated[str, Depends(current_org)]
+
+
+@dataclass(frozen=True)
+class RequireScope:
+    """A route's requirement: the smallest scope that may call it and, for a mutating route,
+    the name of the call in the audit trail (e.g. `datasets.create`), completed by the value of
+    the query parameter `by` when given (`batches.act` + `?action=REVERT`)."""
+
+    scope: Scope
+    action: str | None = None
+    by: str | None = None
+
+    def check(self, principal: Principal) -> Principal:
+        """The principal when its scope is enough; Forbidden (403) naming the scope otherwise."""
+        if not principal.scope.allows(self.scope):
+            raise Forbidden(
+                f"this call needs a '{self.scope}' key; yours is '{principal.scope}'",
+                required_scope=self.scope.value,
+                key_scope=principal.scope.value,
+            )
+        return principal
+
+
+def requires(scope: Scope, action: str | None = None, by: str | None = None) -> Any:
+    """`dependencies=[requires(Scope.WRITE, "datasets.create")]` on a route."""
+    needed = RequireScope(scope, action, by)
+
+    # a plain function, not the dataclass's __call__: FastAPI resolves a function's (string)
+    # annotations in its module, and an instance has no module globals to resolve them in
+    def require_scope(principal: CurrentPrincipal) -> Principal:
+        return needed.check(principal)
+
+    require_scope.requirement = needed  # type: ignore[attr-defined]
+    return Depends(require_scope)
+
+
+def requirement(route: APIRoute) -> RequireScope | None:
+    """The scope requirement a route declares (its first `requires(...)`), or None."""
+    pending = list(route.dependant.dependencies)
+    while pending:
+        dependant = pending.pop(0)
+        needed = getattr(dependant.call, "requirement", None)
+        if isinstance(needed, RequireScope):
+            return needed
+        pending.extend(dependant.dependencies)
+    return None
+
+
+def uses_key(route: APIRoute) -> bool:
+    """Whether calling the route needs an API key."""
+    pending = list(route.dependant.dependencies)
+    while pending:
+        dependant = pending.pop(0)
+        if dependant.call is authenticate:
+            return True
+        pending.extend(dependant.dependencies)
+    return False
+
+
+def document_scopes(routes: list[Any], openapi: dict[str, Any]) -> None:
+    """Write each keyed operation's scope into the OpenAPI document: `security: [{ApiKey:
+    [scope]}]` (OpenAPI 3.1 role names), `x-icebatch-scope` and `x-icebatch-action`."""
+    for route in routes:
+        if not isinstance(route, APIRoute) or not uses_key(route):
+            continue
+        needed = requirement(route)
+        scope = needed.scope if needed is not None else Scope.READ
+        for method in route.methods:
+            operation = openapi["paths"][route.path_format][method.lower()]
+            operation["security"] = [{"ApiKey": [scope.value]}]
+            operation["x-icebatch-scope"] = scope.value
+            if needed is not None and needed.action:
+                operation["x-icebatch-action"] = needed.action

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated
 
-from fastapi import Depends
+from fastapi import Depends, Query
 from pyiceberg.catalog import Catalog
 from pyiceberg.table import Table
 
@@ -19,6 +19,10 @@ from app.datasets import service as dataset_service
 from app.db import DbSession
 from app.lake.catalog import get_catalog
 from app.models import Dataset
+
+# SQL offsets are 64-bit integers: a larger one would fail in the driver (a 500), not answer 422
+MAX_OFFSET = 1_000_000_000
+Offset = Annotated[int, Query(ge=0, le=MAX_OFFSET, description="Items to skip")]
 
 
 def iceberg_catalog() -> Catalog:

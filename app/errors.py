@@ -34,6 +34,12 @@ class Unauthorized(AppError):
     status, title, type_slug = 401, "Unauthorized", "unauthorized"
 
 
+class Forbidden(AppError):
+    """The key is valid but its scope is too small for the call."""
+
+    status, title, type_slug = 403, "Forbidden", "forbidden"
+
+
 class NotFound(AppError):
     status, title, type_slug = 404, "Not found", "not-found"
 
@@ -88,6 +94,11 @@ class BatchStateConflict(Conflict):
 class JobNotFound(NotFound):
     def __init__(self, job_id: str) -> None:
         super().__init__(f"job {job_id!r} does not exist in your organization")
+
+
+class KeyNotFound(NotFound):
+    def __init__(self, key_id: str) -> None:
+        super().__init__(f"API key {key_id!r} does not exist in your organization")
 
 
 class SnapshotNotFound(NotFound):

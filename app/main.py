@@ -11,11 +11,15 @@ from fastapi.routing import APIRoute
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from app import health
+from app.audit.endpoints import router as audit_router
+from app.audit.middleware import AuditMiddleware
+from app.auth import document_scopes
 from app.batches.endpoints import router as batches_router
 from app.changes.endpoints import router as changes_router
 from app.datasets.endpoints import router as datasets_router
 from app.errors import AppError
 from app.jobs.endpoints import router as jobs_router
+from app.keys.endpoints import router as keys_router
 from app.maintenance.endpoints import router as maintenance_router
 from app.reads.endpoints import router as reads_router
 from app.request_context import RequestIdMiddleware
@@ -74,6 +78,7 @@ def create_app() -> FastAPI:
         version="0.1.0",
         description="Batch control plane for Apache Iceberg: ingest, restate, read increments.",
     )
+    app.add_middleware(AuditMiddleware)  # inside the request id, outside the error handlers
     app.add_middleware(health.MetricsMiddleware)
     app.add_middleware(RequestIdMiddleware)  # added last: outermost, so every response has it
     app.add_exception_handler(AppError, _app_error)
@@ -90,9 +95,18 @@ def create_app() -> FastAPI:
         privacy_router,
         retention_router,
         maintenance_router,
+        keys_router,
+        audit_router,
     ):
         app.include_router(router)
     _summaries_from_docstrings(app)
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            document_scopes(app.routes, FastAPI.openapi(app))
+        return app.openapi_schema  # type: ignore[return-value]
+
+    app.openapi = openapi  # type: ignore[method-assign]
     return app
 
 

@@ -5,7 +5,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse
 
-from app.auth import Org
+from app.auth import Org, requires
 from app.batches import service
 from app.batches.schemas import (
     BatchAction,
@@ -16,13 +16,19 @@ from app.batches.schemas import (
     BatchOut,
 )
 from app.db import DbSession
+from app.deps import Offset
 from app.idempotency import Idempotent
-from app.models import BatchStatus
+from app.models import BatchStatus, Scope
 
 router = APIRouter(prefix="/v1/batches", tags=["batches"])
 
 
-@router.post("", status_code=201, response_model=BatchOut)
+@router.post(
+    "",
+    status_code=201,
+    response_model=BatchOut,
+    dependencies=[requires(Scope.WRITE, "batches.open")],
+)
 def open_batch(
     body: BatchCreate, org: Org, session: DbSession, idempotent: Idempotent
 ) -> JSONResponse:
@@ -42,6 +48,7 @@ def open_batch(
         413: {"description": "The file exceeds the size limit; nothing of it was kept"},
         507: {"description": "Staging ran out of space; nothing of it was kept: upload again"},
     },
+    dependencies=[requires(Scope.WRITE, "batches.upload")],
 )
 async def upload_file(
     batch_id: str, name: str, request: Request, org: Org, session: DbSession
@@ -55,6 +62,7 @@ async def upload_file(
     "/{batch_id}",
     response_model=BatchActionOut,
     responses={202: {"model": BatchActionOut, "description": "COMPLETE or REVERT: the job"}},
+    dependencies=[requires(Scope.WRITE, "batches.act", by="action")],
 )
 def act_on_batch(
     batch_id: str, action: BatchAction, org: Org, session: DbSession, idempotent: Idempotent
@@ -79,7 +87,7 @@ def list_batches(
     session: DbSession,
     dataset_id: str | None = None,
     status: BatchStatus | None = None,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    offset: Offset = 0,
     limit: Annotated[int, Query(ge=1, le=500)] = 100,
 ) -> BatchList:
     """List batches, newest first, by dataset and status."""

@@ -5,12 +5,13 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 from fastapi.responses import JSONResponse, StreamingResponse
 
-from app.auth import Org
+from app.auth import Org, requires
 from app.changes import service
 from app.changes.schemas import ChangeKind, ExportCreate, ExportOut
 from app.db import DbSession
 from app.deps import DatasetTable
 from app.idempotency import Idempotent
+from app.models import Scope
 from app.reads.endpoints import Format, stream
 
 router = APIRouter(prefix="/v1/datasets", tags=["changes"])
@@ -54,7 +55,12 @@ def read_changes(
     return stream(format, changes.schema, changes.batches, headers)
 
 
-@router.post("/{dataset_id}/exports", status_code=202, response_model=ExportOut)
+@router.post(
+    "/{dataset_id}/exports",
+    status_code=202,
+    response_model=ExportOut,
+    dependencies=[requires(Scope.WRITE, "exports.create")],
+)
 def export_changes(
     loaded: DatasetTable,
     body: ExportCreate,

@@ -5,17 +5,24 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 from fastapi.responses import JSONResponse
 
-from app.auth import Org
+from app.auth import Org, requires
 from app.datasets import service
 from app.datasets.schemas import DatasetCreate, DatasetList, DatasetOut, SnapshotList
 from app.db import DbSession
-from app.deps import DatasetTable, IcebergCatalog
+from app.deps import DatasetTable, IcebergCatalog, Offset
 from app.idempotency import Idempotent
+from app.models import Scope
 
 router = APIRouter(prefix="/v1/datasets", tags=["datasets"])
 
 
-@router.post("", status_code=201, response_model=DatasetOut, response_model_by_alias=True)
+@router.post(
+    "",
+    status_code=201,
+    response_model=DatasetOut,
+    response_model_by_alias=True,
+    dependencies=[requires(Scope.WRITE, "datasets.create")],
+)
 def create_dataset(
     body: DatasetCreate,
     org: Org,
@@ -37,7 +44,7 @@ def list_datasets(
     org: Org,
     session: DbSession,
     catalog: IcebergCatalog,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    offset: Offset = 0,
     limit: Annotated[int, Query(ge=1, le=500)] = 100,
 ) -> DatasetList:
     """List the datasets of your organization."""

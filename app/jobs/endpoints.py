@@ -6,6 +6,7 @@ from fastapi import APIRouter, Query
 
 from app.auth import Org
 from app.db import DbSession
+from app.deps import Offset
 from app.jobs import service
 from app.jobs.schemas import JobList, JobOut
 from app.models import JobState
@@ -25,7 +26,7 @@ def list_jobs(
     session: DbSession,
     state: JobState | None = None,
     kind: str | None = None,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    offset: Offset = 0,
     limit: Annotated[int, Query(ge=1, le=500)] = 100,
 ) -> JobList:
     """List your organization's jobs, newest first."""

@@ -3,6 +3,7 @@ from __future__ import annotations
 from fastapi import APIRouter
 from fastapi.responses import JSONResponse
 
+from app.auth import requires
 from app.db import DbSession
 from app.deps import IcebergCatalog, OrgDataset
 from app.idempotency import Idempotent
@@ -10,11 +11,17 @@ from app.jobs import service as jobs
 from app.jobs.schemas import JobOut
 from app.maintenance import service
 from app.maintenance.schemas import CompactRequest, VacuumRequest
+from app.models import Scope
 
 router = APIRouter(prefix="/v1/datasets", tags=["maintenance"])
 
 
-@router.post("/{dataset_id}/vacuum", status_code=202, response_model=JobOut)
+@router.post(
+    "/{dataset_id}/vacuum",
+    status_code=202,
+    response_model=JobOut,
+    dependencies=[requires(Scope.ADMIN, "maintenance.vacuum")],
+)
 def vacuum(
     dataset: OrgDataset, body: VacuumRequest, session: DbSession, idempotent: Idempotent
 ) -> JSONResponse:
@@ -30,7 +37,12 @@ def vacuum(
     return idempotent.run(body, run)
 
 
-@router.post("/{dataset_id}/compact", status_code=202, response_model=JobOut)
+@router.post(
+    "/{dataset_id}/compact",
+    status_code=202,
+    response_model=JobOut,
+    dependencies=[requires(Scope.ADMIN, "maintenance.compact")],
+)
 def compact(
     dataset: OrgDataset,
     body: CompactRequest,

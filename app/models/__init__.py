@@ -1,6 +1,7 @@
 """SQLAlchemy models, one module per aggregate."""
 
-from app.models.api_key import ApiKey
+from app.models.api_key import ApiKey, Scope
+from app.models.audit import AuditEvent
 from app.models.batch import Batch, BatchFile, BatchStatus
 from app.models.dataset import Dataset
 from app.models.idempotency import IdempotencyKey
@@ -16,6 +17,7 @@ from app.models.restatement import (
 
 __all__ = [
     "ApiKey",
+    "AuditEvent",
     "Batch",
     "BatchFile",
     "BatchStatus",
@@ -31,4 +33,5 @@ __all__ = [
     "Restatement",
     "RestatementKind",
     "RestatementState",
+    "Scope",
 ]

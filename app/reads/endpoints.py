@@ -7,7 +7,7 @@ import pyarrow as pa
 from fastapi import APIRouter, Query
 from fastapi.responses import StreamingResponse
 
-from app.deps import DatasetTable
+from app.deps import MAX_OFFSET, DatasetTable, Offset
 from app.reads import encoding, service
 
 router = APIRouter(prefix="/v1/datasets", tags=["reads"])
@@ -32,8 +32,8 @@ def read_rows(
     loaded: DatasetTable,
     format: Format = "jsonl",
     as_of: Annotated[str | None, Query(description="A snapshot id or an ISO 8601 time")] = None,
-    offset: Annotated[int, Query(ge=0)] = 0,
-    limit: Annotated[int | None, Query(ge=1)] = None,
+    offset: Offset = 0,
+    limit: Annotated[int | None, Query(ge=1, le=MAX_OFFSET)] = None,
 ) -> StreamingResponse:
     """Stream the rows visible now, or at `as_of`."""
     rows = service.read_rows(loaded.table, as_of, offset, limit)

@@ -5,10 +5,11 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 from fastapi.responses import JSONResponse
 
-from app.auth import Org
+from app.auth import Org, requires
 from app.db import DbSession
-from app.deps import DatasetTable
+from app.deps import DatasetTable, Offset
 from app.idempotency import Idempotent
+from app.models import Scope
 from app.restatements import service
 from app.restatements.schemas import PrivacyJobCreate, PrivacyJobOut, TombstoneList
 
@@ -16,7 +17,12 @@ privacy_router = APIRouter(prefix="/v1/privacy/jobs", tags=["privacy"])
 tombstones_router = APIRouter(prefix="/v1/datasets", tags=["restatements"])
 
 
-@privacy_router.post("", status_code=202, response_model=PrivacyJobOut)
+@privacy_router.post(
+    "",
+    status_code=202,
+    response_model=PrivacyJobOut,
+    dependencies=[requires(Scope.WRITE, "privacy.submit")],
+)
 def submit(
     body: PrivacyJobCreate, org: Org, session: DbSession, idempotent: Idempotent
 ) -> JSONResponse:
@@ -42,7 +48,7 @@ def list_tombstones(
     loaded: DatasetTable,
     namespace: Annotated[str | None, Query(description="Only tombstones on this column")] = None,
     as_of: Annotated[str | None, Query(description="A snapshot id or an ISO 8601 time")] = None,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    offset: Offset = 0,
     limit: Annotated[int, Query(ge=1, le=10_000)] = 1000,
 ) -> TombstoneList:
     """The tombstones active now (or at `as_of`), oldest first."""

@@ -3,11 +3,13 @@ from __future__ import annotations
 from fastapi import APIRouter, Response
 from fastapi.responses import JSONResponse
 
+from app.auth import requires
 from app.db import DbSession
 from app.deps import DatasetTable, OrgDataset
 from app.idempotency import Idempotent
 from app.jobs import service as jobs
 from app.jobs.schemas import JobOut
+from app.models import Scope
 from app.retention import service
 from app.retention.schemas import (
     ConsumerCreate,
@@ -20,7 +22,11 @@ from app.retention.schemas import (
 router = APIRouter(prefix="/v1/datasets", tags=["retention"])
 
 
-@router.put("/{dataset_id}/retention", response_model=RetentionOut)
+@router.put(
+    "/{dataset_id}/retention",
+    response_model=RetentionOut,
+    dependencies=[requires(Scope.ADMIN, "retention.set")],
+)
 def set_retention(dataset: OrgDataset, body: RetentionUpdate, session: DbSession) -> RetentionOut:
     """Set the dataset's snapshot retention policy (fields left out keep their value)."""
     return service.set_retention(session, dataset, body)
@@ -32,7 +38,12 @@ def get_retention(dataset: OrgDataset) -> RetentionOut:
     return service.retention_out(dataset)
 
 
-@router.post("/{dataset_id}/expire", status_code=202, response_model=JobOut)
+@router.post(
+    "/{dataset_id}/expire",
+    status_code=202,
+    response_model=JobOut,
+    dependencies=[requires(Scope.ADMIN, "retention.expire")],
+)
 def expire(dataset: OrgDataset, session: DbSession, idempotent: Idempotent) -> JSONResponse:
     """Expire snapshots beyond the policy and delete orphan files (409 while one runs)."""
 
@@ -42,7 +53,11 @@ def expire(dataset: OrgDataset, session: DbSession, idempotent: Idempotent) -> J
     return idempotent.run(None, run)
 
 
-@router.post("/{dataset_id}/consumers", response_model=ConsumerOut)
+@router.post(
+    "/{dataset_id}/consumers",
+    response_model=ConsumerOut,
+    dependencies=[requires(Scope.WRITE, "consumers.set")],
+)
 def set_consumer(loaded: DatasetTable, body: ConsumerCreate, session: DbSession) -> ConsumerOut:
     """Register or move a consumer's checkpoint; it pins the snapshots its next read needs."""
     return service.upsert_consumer(session, loaded.dataset, loaded.table, body)
@@ -54,7 +69,11 @@ def list_consumers(dataset: OrgDataset, session: DbSession) -> ConsumerList:
     return service.list_consumers(session, dataset)
 
 
-@router.delete("/{dataset_id}/consumers/{name}", status_code=204)
+@router.delete(
+    "/{dataset_id}/consumers/{name}",
+    status_code=204,
+    dependencies=[requires(Scope.WRITE, "consumers.delete")],
+)
 def delete_consumer(dataset: OrgDataset, name: str, session: DbSession) -> Response:
     """Forget a consumer: its snapshots are no longer pinned."""
     service.delete_consumer(session, dataset, name)

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 from alembic import command
-from sqlalchemy import create_engine, inspect
+from sqlalchemy import create_engine, inspect, text
+from sqlalchemy.exc import DBAPIError
 
 from app.cli import alembic_config
 from tests.fixtures.environments import PG_HOST, create_pg_database, drop_pg_database
@@ -24,6 +25,7 @@ OURS = {
     "commit_leases",
     "consumers",
     "expired_snapshots",
+    "audit_events",
 }
 
 
@@ -59,3 +61,50 @@ def test_upgrade_downgrade_upgrade(database_url: str) -> None:
     assert tables(database_url) == set()
     command.upgrade(config, "head")
     assert tables(database_url) == OURS
+
+
+def test_0005_keeps_existing_keys_as_admin_and_the_audit_trail_append_only(
+    database_url: str,
+) -> None:
+    config = alembic_config(database_url)
+    command.upgrade(config, "0004")
+    engine = create_engine(database_url)
+    try:
+        with engine.begin() as conn:
+            conn.execute(
+                text(
+                    "INSERT INTO api_keys (id, org, prefix, secret_hash, created_at) "
+                    "VALUES ('k1', 'acme', 'p1', :h, :t)"
+                ),
+                {"h": "0" * 64, "t": "2026-01-01 00:00:00+00:00"},
+            )
+        command.upgrade(config, "0005")
+        with engine.begin() as conn:
+            row = conn.execute(text("SELECT org, scope, expires_at FROM api_keys")).one()
+            assert tuple(row) == ("acme", "admin", None)
+            conn.execute(
+                text(
+                    "INSERT INTO audit_events (at, org, key_id, action, method, path, target, "
+                    "request_id, status_code, outcome) VALUES (:t, 'acme', 'k1', "
+                    "'datasets.create', 'POST', '/v1/datasets', '{}', 'r1', 201, 'ok')"
+                ),
+                {"t": "2026-01-01 00:00:00+00:00"},
+            )
+        for statement in (
+            "UPDATE audit_events SET outcome = 'error'",
+            "DELETE FROM audit_events",
+        ):
+            with pytest.raises(DBAPIError, match="append-only"), engine.begin() as conn:
+                conn.execute(text(statement))
+        if engine.dialect.name == "postgresql":
+            with pytest.raises(DBAPIError, match="append-only"), engine.begin() as conn:
+                conn.execute(text("TRUNCATE audit_events"))
+        with engine.connect() as conn:
+            assert conn.execute(text("SELECT outcome FROM audit_events")).scalars().all() == ["ok"]
+        command.downgrade(config, "0004")
+        with engine.connect() as conn:
+            assert conn.execute(text("SELECT org FROM api_keys")).scalars().all() == ["acme"]
+        assert "audit_events" not in tables(database_url)
+        assert "scope" not in {c["name"] for c in inspect(engine).get_columns("api_keys")}
+    finally:
+        engine.dispose()

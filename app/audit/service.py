@@ -1,0 +1,93 @@
+"""The audit trail: one append-only row per mutating call, read back by admins page by page."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from app.audit import repository
+from app.audit.schemas import AuditEventOut, AuditPage
+from app.db import session_scope
+from app.errors import InvalidInput
+from app.models import AuditEvent
+from app.models.base import utcnow
+
+_CURSOR = re.compile(r"^[1-9][0-9]{0,18}$")
+
+
+def outcome(status_code: int) -> str:
+    if status_code in (401, 403):
+        return "denied"
+    return "ok" if status_code < 400 else "error"
+
+
+def record(
+    *,
+    org: str,
+    key_id: str | None,
+    action: str,
+    method: str,
+    path: str,
+    target: dict[str, Any],
+    request_id: str | None,
+    status_code: int,
+) -> None:
+    """Append one event in its own transaction (the call's own one has ended, either way)."""
+    event = AuditEvent(
+        at=utcnow(),
+        org=org,
+        key_id=key_id,
+        action=action[:64],
+        method=method,
+        path=path[:512],
+        target=target,
+        request_id=request_id,
+        status_code=status_code,
+        outcome=outcome(status_code),
+    )
+    with session_scope() as session:
+        repository.append(session, event)
+
+
+def to_out(event: AuditEvent) -> AuditEventOut:
+    return AuditEventOut(
+        seq=event.seq,
+        at=event.at,
+        org=event.org,
+        key_id=event.key_id,
+        action=event.action,
+        method=event.method,
+        path=event.path,
+        target=event.target,
+        request_id=event.request_id,
+        status_code=event.status_code,
+        outcome=event.outcome,
+    )
+
+
+def page(
+    session: Session,
+    org: str,
+    *,
+    cursor: str | None,
+    action: str | None,
+    since: datetime | None,
+    limit: int,
+) -> AuditPage:
+    """A page of the org's trail, newest first; `next_cursor` continues with older events."""
+    if cursor is not None and not _CURSOR.match(cursor):
+        raise InvalidInput(f"cursor {cursor!r} is not one this API returned (next_cursor)")
+    events = repository.page(
+        session,
+        org,
+        before_seq=int(cursor) if cursor is not None else None,
+        action=action,
+        since=since,
+        limit=limit + 1,
+    )
+    more = len(events) > limit
+    items = [to_out(event) for event in events[:limit]]
+    return AuditPage(items=items, next_cursor=str(items[-1].seq) if more else None)

@@ -1,0 +1,36 @@
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+from app.auth import Org, requires
+from app.db import DbSession
+from app.keys import service
+from app.keys.schemas import KeyCreate, KeyCreated, KeyList, KeyOut
+from app.models import Scope
+
+router = APIRouter(prefix="/v1/keys", tags=["keys"])
+
+
+@router.post(
+    "",
+    status_code=201,
+    response_model=KeyCreated,
+    dependencies=[requires(Scope.ADMIN, "keys.create")],
+)
+def create_key(body: KeyCreate, org: Org, session: DbSession) -> KeyCreated:
+    """Create an API key of your organization; its secret is in this response only."""
+    return service.create(session, org, body.scope, body.name, body.expires_in)
+
+
+@router.get("", response_model=KeyList, dependencies=[requires(Scope.ADMIN)])
+def list_keys(org: Org, session: DbSession) -> KeyList:
+    """Your organization's keys (never their secrets), oldest first."""
+    return KeyList(items=[service.to_out(key) for key in service.list_keys(session, org)])
+
+
+@router.delete(
+    "/{key_id}", response_model=KeyOut, dependencies=[requires(Scope.ADMIN, "keys.revoke")]
+)
+def revoke_key(key_id: str, org: Org, session: DbSession) -> KeyOut:
+    """Revoke a key: it answers 401 from the next request on."""
+    return service.to_out(service.revoke(session, org, key_id))

@@ -1,0 +1,41 @@
+from __future__ import annotations
+
+from datetime import datetime
+
+from pydantic import BaseModel, Field
+
+from app.models import Scope
+
+DURATION_PATTERN = r"^[1-9][0-9]{0,5}[smhdw]$"
+
+
+class KeyCreate(BaseModel):
+    scope: Scope = Field(description="read < write < admin; each includes the ones before it")
+    name: str | None = Field(default=None, max_length=128, description="What the key is for")
+    expires_in: str | None = Field(
+        default=None,
+        pattern=DURATION_PATTERN,
+        description="Lifetime: a number and s, m, h, d or w (`30d`, `12h`); none: never",
+    )
+
+
+class KeyOut(BaseModel):
+    """A key as listed: never its secret."""
+
+    id: str
+    prefix: str
+    org: str
+    scope: Scope
+    name: str | None
+    created_at: datetime
+    expires_at: datetime | None
+    revoked_at: datetime | None
+    last_used_at: datetime | None
+
+
+class KeyCreated(KeyOut):
+    key: str = Field(description="The API key: shown this once, store it now")
+
+
+class KeyList(BaseModel):
+    items: list[KeyOut]
