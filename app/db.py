@@ -7,11 +7,13 @@ from contextlib import contextmanager
 from functools import lru_cache
 from typing import Annotated, Any
 
+import psycopg
 from fastapi import Depends
 from sqlalchemy import Engine, MetaData, create_engine, event
+from sqlalchemy import exc as sa_exc
 from sqlalchemy.orm import DeclarativeBase, Session, sessionmaker
 
-from app.config import get_settings
+from app.config import Settings, get_settings
 
 NAMING_CONVENTION = {
     "ix": "ix_%(column_0_label)s",
@@ -49,7 +51,46 @@ def make_engine(url: str) -> Engine:
         pool_pre_ping=True,
         pool_size=settings.db_pool_size,
         max_overflow=settings.db_max_overflow,
+        pool_timeout=settings.db_pool_timeout_seconds,
+        connect_args=pg_connect_args(settings),
     )
+
+
+def pg_connect_args(settings: Settings) -> dict[str, Any]:
+    """libpq options that keep a PostgreSQL outage from hanging anyone: a connect timeout, a
+    statement timeout, and keepalives that notice a server gone without a word."""
+    statement_ms = int(settings.db_statement_timeout_seconds * 1000)
+    return {
+        "connect_timeout": settings.db_connect_timeout_seconds,
+        "options": f"-c statement_timeout={statement_ms}",
+        "keepalives": 1,
+        "keepalives_idle": 10,
+        "keepalives_interval": 5,
+        "keepalives_count": 3,
+    }
+
+
+# what a metadata store that is down, restarting or out of connections raises; never a bad query
+STORE_OUTAGE_ERRORS: tuple[type[Exception], ...] = (
+    sa_exc.OperationalError,
+    sa_exc.InterfaceError,
+    sa_exc.DisconnectionError,
+    sa_exc.TimeoutError,  # no pooled connection came free within db_pool_timeout_seconds
+    psycopg.OperationalError,
+    psycopg.InterfaceError,
+)
+
+
+def is_store_outage(exc: BaseException) -> bool:
+    """Whether `exc`, or an exception it was raised from, says the metadata store is away."""
+    seen: BaseException | None = exc
+    for _ in range(10):
+        if seen is None:
+            return False
+        if isinstance(seen, STORE_OUTAGE_ERRORS):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
 
 
 @lru_cache

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import Any
 
 from celery import Task
@@ -14,6 +15,7 @@ from app.config import get_settings
 from app.jobs.broker import make_celery
 from app.jobs.kinds import TaskName
 from app.jobs.reconciler import reconcile_once
+from workers.outage import describe, is_outage, store_answers
 from workers.runtime import JobContext, run_job
 
 log = logging.getLogger(__name__)
@@ -53,13 +55,19 @@ def job_task(name: TaskName, handler: Callable[[JobContext], dict[str, Any]]) ->
 
 def _reconcile_forever() -> None:
     interval = get_settings().reconcile_seconds
+    store_down = False
+    store_back_at: datetime | None = None  # the end of the last store outage this process saw
     while not _stop.wait(interval):
         try:
-            counts = reconcile_once()
+            if store_down and store_answers():
+                store_down, store_back_at = False, datetime.now(UTC)
+                log.warning("reconciler: the metadata store is back")
+            counts = reconcile_once(store_back_at)
             if any(counts.values()):
                 log.info("reconciler: %s", counts)
-        except Exception:
-            log.warning("reconciler pass failed", exc_info=True)
+        except Exception as exc:
+            store_down = store_down or is_outage(exc)
+            log.warning("reconciler pass failed: %s", describe(exc), exc_info=not store_down)
 
 
 @worker_ready.connect

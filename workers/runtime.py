@@ -24,9 +24,11 @@ from app.db import session_scope
 from app.jobs import service as jobs
 from app.jobs.kinds import JobKind, Payload
 from app.models import Job, JobState
+from workers.outage import describe, is_outage, through_outages, wait_for_store
 
 log = logging.getLogger(__name__)
 WORKER_NAME = f"{socket.gethostname()}:{os.getpid()}"
+MAX_OUTAGE_RESUMES = 5
 
 
 class LeaseLost(Exception):
@@ -197,8 +199,13 @@ def settle(session: Session, job_id: str | None, result: dict[str, Any]) -> None
 
 
 def run_job(job_id: str, handler: Callable[[JobContext], dict[str, Any]]) -> None:
-    """Claim, heartbeat and run `handler`; record its result or error on the job row."""
-    ctx = claim(job_id)
+    """Claim, heartbeat and run `handler`; record its result or error on the job row.
+
+    A metadata store outage pauses the worker (`workers.outage`) instead of failing the job:
+    the claim and the finish wait for the store, and a handler the outage interrupted runs again
+    in the same attempt once the store is back (handlers are safe to repeat: at-least-once).
+    """
+    ctx = through_outages(lambda: claim(job_id), f"claiming job {job_id}")
     if ctx is None:
         log.info("job %s is not queued (a duplicate delivery or already taken); skipping", job_id)
         return
@@ -209,23 +216,28 @@ def run_job(job_id: str, handler: Callable[[JobContext], dict[str, Any]]) -> Non
         while not stop.wait(interval):
             try:
                 ctx.beat()
-            except Exception:
-                log.warning("heartbeat of job %s failed", job_id, exc_info=True)
+            except Exception as exc:
+                outage = is_outage(exc)  # expected while the store is away: one line
+                log.warning(
+                    "heartbeat of job %s failed: %s", job_id, describe(exc), exc_info=not outage
+                )
+
+    def finish(**values: Any) -> None:
+        through_outages(lambda: _fenced(ctx, **values), f"finishing job {job_id}")
 
     beater = threading.Thread(target=heartbeat, name=f"heartbeat-{job_id}", daemon=True)
     beater.start()
     try:
-        result = handler(ctx)
+        result = _run_through_outages(ctx, handler)
     except LeaseLost:
         log.warning("job %s: lease lost, leaving it to its new owner", job_id)
     except PermanentJobError as exc:
-        _fenced(ctx, result=exc.result, finished_at=datetime.now(UTC), _fail=str(exc))
+        finish(result=exc.result, finished_at=datetime.now(UTC), _fail=str(exc))
     except Exception as exc:
         log.exception("job %s attempt %s failed", job_id, ctx.attempt)
-        _fenced(ctx, _fail=f"{type(exc).__name__}: {exc}"[:4000], _retry=True)
+        finish(_fail=f"{type(exc).__name__}: {exc}"[:4000], _retry=True)
     else:
-        _fenced(
-            ctx,
+        finish(
             state=JobState.SUCCEEDED,
             stage="done",
             progress=1.0,
@@ -235,3 +247,23 @@ def run_job(job_id: str, handler: Callable[[JobContext], dict[str, Any]]) -> Non
     finally:
         stop.set()
         beater.join(timeout=interval + 1)
+
+
+def _run_through_outages(
+    ctx: JobContext, handler: Callable[[JobContext], dict[str, Any]]
+) -> dict[str, Any]:
+    """`handler(ctx)`, run again (same attempt) after each metadata store outage that broke
+    it, up to MAX_OUTAGE_RESUMES times; then its error counts as any other."""
+    for resumes in range(MAX_OUTAGE_RESUMES + 1):
+        try:
+            return handler(ctx)
+        except (LeaseLost, PermanentJobError):
+            raise
+        except Exception as exc:
+            if resumes == MAX_OUTAGE_RESUMES or not is_outage(exc):
+                raise
+            log.warning("job %s: metadata store away (%s); pausing", ctx.job_id, describe(exc))
+            waited = wait_for_store()
+            through_outages(ctx.check_lease, f"job {ctx.job_id}")  # LeaseLost: re-queued
+            log.warning("job %s: store back after %.1f s; resuming the job", ctx.job_id, waited)
+    raise AssertionError("unreachable")

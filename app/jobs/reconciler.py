@@ -13,14 +13,21 @@ from app.models import JobState
 log = logging.getLogger(__name__)
 
 
-def reconcile_once() -> dict[str, int]:
-    """One pass; safe to run from several processes at once. Returns what it did."""
+def reconcile_once(store_back_at: datetime | None = None) -> dict[str, int]:
+    """One pass; safe to run from several processes at once. Returns what it did.
+
+    `store_back_at`: when the metadata store came back from an outage this process saw. No
+    heartbeat could land while it was down, so a job counts as stale only after a full
+    `stale_after_seconds` of store uptime: a live worker is never taken for a dead one.
+    """
     settings = get_settings()
     now = datetime.now(UTC)
-    stale_before = now - timedelta(seconds=settings.stale_after_seconds)
+    stale_after = timedelta(seconds=settings.stale_after_seconds)
+    store_up_long_enough = store_back_at is None or now - store_back_at >= stale_after
     counts = {"republished": 0, "requeued": 0, "failed": 0}
     with session_scope() as session:
-        for job in repository.stale_running(session, stale_before):
+        stale = repository.stale_running(session, now - stale_after) if store_up_long_enough else []
+        for job in stale:
             if job.attempt >= job.max_attempts:
                 service.fail(
                     session,

@@ -1,0 +1,112 @@
+"""A metadata store outage as the runtime lives through it: a job the outage broke resumes in the
+same attempt, and heartbeats missed while the store was down never make a worker look dead.
+
+The outage itself is the real thing in `tests/e2e/test_infra_faults.py`; here the errors it
+raises are handed to the runtime directly, so each rule is checked in a second, on both stores.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import psycopg
+from fastapi.testclient import TestClient
+from sqlalchemy import update
+from sqlalchemy.exc import OperationalError
+
+from app.config import get_settings
+from app.db import is_store_outage, session_scope
+from app.jobs import reconciler
+from app.models import Job
+from tests.fixtures.batches import CSV, open_batch
+from workers import outage, runtime
+
+REFUSED = OperationalError("SELECT 1", {}, psycopg.OperationalError("connection refused"))
+JVM_ERROR = RuntimeError(
+    "An error occurred while calling o747.append.\n: org.apache.iceberg.jdbc."
+    "UncheckedSQLException: Failed to get table\nCaused by: org.postgresql.util.PSQLException: "
+    "FATAL: terminating connection due to administrator command"
+)
+
+
+def completed_batch(client: TestClient) -> str:
+    _, batch_id = open_batch(client)
+    client.put(f"/v1/batches/{batch_id}/files/a.csv", content=CSV)
+    job: dict[str, str] = client.post(
+        f"/v1/batches/{batch_id}", params={"action": "COMPLETE"}
+    ).json()["job"]
+    return job["id"]
+
+
+def test_outage_errors_are_told_from_other_errors() -> None:
+    assert is_store_outage(REFUSED)
+    assert outage.is_outage(JVM_ERROR)
+    wrapped = RuntimeError("committing the batch failed")
+    wrapped.__cause__ = REFUSED
+    assert outage.is_outage(wrapped)  # through the cause chain
+    assert not outage.is_outage(RuntimeError("spark went away"))
+    assert not outage.is_outage(ValueError("invalid literal for int() with base 10: 'abc'"))
+    assert outage.describe(JVM_ERROR) == (
+        "RuntimeError: terminating connection due to administrator command"
+    )
+
+
+def test_a_job_broken_by_an_outage_resumes_in_the_same_attempt(client: TestClient) -> None:
+    job_id = completed_batch(client)
+    calls: list[int] = []
+
+    def broken_twice(ctx: runtime.JobContext) -> dict[str, object]:
+        calls.append(ctx.attempt)
+        if len(calls) == 1:
+            raise REFUSED
+        if len(calls) == 2:
+            raise JVM_ERROR
+        return {"done": True}
+
+    runtime.run_job(job_id, broken_twice)
+    assert calls == [1, 1, 1]
+    job = client.get(f"/v1/jobs/{job_id}").json()
+    assert (job["state"], job["attempt"], job["result"]) == ("succeeded", 1, {"done": True})
+
+
+def test_an_outage_that_never_ends_for_the_job_counts_as_a_failure(client: TestClient) -> None:
+    """A handler that keeps failing with outage errors while the store answers is not paused
+    forever: after MAX_OUTAGE_RESUMES resumes its error is retried like any other."""
+    job_id = completed_batch(client)
+    calls: list[int] = []
+
+    def always(ctx: runtime.JobContext) -> dict[str, object]:
+        calls.append(ctx.attempt)
+        raise REFUSED
+
+    runtime.run_job(job_id, always)
+    assert calls == [1] * (runtime.MAX_OUTAGE_RESUMES + 1)
+    job = client.get(f"/v1/jobs/{job_id}").json()
+    assert (job["state"], job["stage"], job["attempt"]) == ("queued", "retrying", 1)
+    assert "connection refused" in job["error"]
+
+
+def test_heartbeats_missed_during_an_outage_do_not_requeue_a_live_job(client: TestClient) -> None:
+    job_id = completed_batch(client)
+    ctx = runtime.claim(job_id)
+    assert ctx is not None
+    stale_after = timedelta(seconds=get_settings().stale_after_seconds)
+    now = datetime.now(UTC)
+    with session_scope() as session:  # the last beat before the store went away; last attempt
+        session.execute(
+            update(Job)
+            .where(Job.id == job_id)
+            .values(heartbeat_at=now - 2 * stale_after, max_attempts=1)
+        )
+
+    # the store came back a moment ago: the job's worker has not had a chance to beat yet
+    counts = reconciler.reconcile_once(store_back_at=now - stale_after / 2)
+    assert (counts["requeued"], counts["failed"]) == (0, 0)
+    job = client.get(f"/v1/jobs/{job_id}").json()
+    assert (job["state"], job["attempt"]) == ("running", 1)  # still this attempt's
+
+    # a full stale period of store uptime with no beat: now the worker is taken for dead
+    counts = reconciler.reconcile_once(store_back_at=now - stale_after)
+    assert counts["failed"] == 1
+    job = client.get(f"/v1/jobs/{job_id}").json()
+    assert job["state"] == "failed"
