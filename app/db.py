@@ -9,7 +9,7 @@ from typing import Annotated, Any
 
 import psycopg
 from fastapi import Depends
-from sqlalchemy import Engine, MetaData, create_engine, event
+from sqlalchemy import Engine, MetaData, create_engine, event, text
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.orm import DeclarativeBase, Session, sessionmaker
 
@@ -91,6 +91,18 @@ def is_store_outage(exc: BaseException) -> bool:
             return True
         seen = seen.__cause__ or seen.__context__
     return False
+
+
+def store_answers() -> bool:
+    """Whether the metadata store answers a query now (False when it is away)."""
+    try:
+        with get_engine().connect() as conn:
+            conn.execute(text("SELECT 1"))
+    except Exception as exc:
+        if is_store_outage(exc):
+            return False
+        raise
+    return True
 
 
 @lru_cache

@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
-from datetime import UTC, datetime
 from typing import Any
 
 from celery import Task
@@ -14,8 +13,7 @@ from celery.signals import worker_ready, worker_shutting_down
 from app.config import get_settings
 from app.jobs.broker import make_celery
 from app.jobs.kinds import TaskName
-from app.jobs.reconciler import reconcile_once
-from workers.outage import describe, is_outage, store_answers
+from app.jobs.reconciler import Reconciler
 from workers.runtime import JobContext, run_job
 
 log = logging.getLogger(__name__)
@@ -55,19 +53,9 @@ def job_task(name: TaskName, handler: Callable[[JobContext], dict[str, Any]]) ->
 
 def _reconcile_forever() -> None:
     interval = get_settings().reconcile_seconds
-    store_down = False
-    store_back_at: datetime | None = None  # the end of the last store outage this process saw
+    reconciler = Reconciler()
     while not _stop.wait(interval):
-        try:
-            if store_down and store_answers():
-                store_down, store_back_at = False, datetime.now(UTC)
-                log.warning("reconciler: the metadata store is back")
-            counts = reconcile_once(store_back_at)
-            if any(counts.values()):
-                log.info("reconciler: %s", counts)
-        except Exception as exc:
-            store_down = store_down or is_outage(exc)
-            log.warning("reconciler pass failed: %s", describe(exc), exc_info=not store_down)
+        reconciler.run_once()
 
 
 @worker_ready.connect

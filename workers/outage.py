@@ -12,9 +12,7 @@ import time
 from collections.abc import Callable
 from typing import TypeVar
 
-from sqlalchemy import text
-
-from app.db import get_engine, is_store_outage
+from app.db import is_store_outage, store_answers
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -47,17 +45,6 @@ def describe(exc: BaseException) -> str:
     marker = next((m for m in JAVA_OUTAGE_MARKERS if m in message), None)
     first = (message.splitlines() or [""])[0]
     return f"{type(exc).__name__}: {marker or first}"[:300]
-
-
-def store_answers() -> bool:
-    try:
-        with get_engine().connect() as conn:
-            conn.execute(text("SELECT 1"))
-    except Exception as exc:
-        if is_store_outage(exc):
-            return False
-        raise
-    return True
 
 
 def wait_for_store() -> float:

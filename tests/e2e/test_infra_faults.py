@@ -64,7 +64,8 @@ def test_redis_killed_and_restarted_empty(
     shared_pg_service: Service, private_redis: PrivateRedis
 ) -> None:
     """Redis dies with jobs queued and one running, and comes back with no message at all: the
-    reconciler re-publishes from the jobs table and every job finishes, once."""
+    reconciler sees the new server and re-sends the queued jobs' messages (and the outbox the
+    message the API could not send meanwhile); every job finishes, once."""
     service = shared_pg_service
     workload = _started(service)
 
@@ -77,7 +78,9 @@ def test_redis_killed_and_restarted_empty(
         assert private_redis.answers()
 
     mixed_run(workload, kill_redis)
-    assert "reconciler: {" in service.log("worker"), service.logs()
+    worker_log = service.log("worker")
+    assert "the broker restarted; re-sending the queued jobs' messages" in worker_log, worker_log
+    assert "'requeued': " in worker_log.split("the broker restarted")[1]
 
 
 def test_postgres_restarted_mid_run(

@@ -1,5 +1,6 @@
 """A metadata store outage as the runtime lives through it: a job the outage broke resumes in the
-same attempt, and heartbeats missed while the store was down never make a worker look dead.
+same attempt, and heartbeats missed while the store was down never make a worker look dead. A
+broker restart: the queued jobs' messages are sent again at once.
 
 The outage itself is the real thing in `tests/e2e/test_infra_faults.py`; here the errors it
 raises are handed to the runtime directly, so each rule is checked in a second, on both stores.
@@ -10,15 +11,17 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import psycopg
+import pytest
 from fastapi.testclient import TestClient
-from sqlalchemy import update
+from sqlalchemy import select, update
 from sqlalchemy.exc import OperationalError
 
 from app.config import get_settings
 from app.db import is_store_outage, session_scope
 from app.jobs import reconciler
-from app.models import Job
+from app.models import Job, OutboxMessage
 from tests.fixtures.batches import CSV, open_batch
+from tests.fixtures.private_servers import PrivateRedis
 from workers import outage, runtime
 
 REFUSED = OperationalError("SELECT 1", {}, psycopg.OperationalError("connection refused"))
@@ -27,6 +30,11 @@ JVM_ERROR = RuntimeError(
     "UncheckedSQLException: Failed to get table\nCaused by: org.postgresql.util.PSQLException: "
     "FATAL: terminating connection due to administrator command"
 )
+
+
+def outbox(job_id: str) -> list[OutboxMessage]:
+    with session_scope() as session:
+        return list(session.scalars(select(OutboxMessage).where(OutboxMessage.job_id == job_id)))
 
 
 def completed_batch(client: TestClient) -> str:
@@ -84,6 +92,29 @@ def test_an_outage_that_never_ends_for_the_job_counts_as_a_failure(client: TestC
     job = client.get(f"/v1/jobs/{job_id}").json()
     assert (job["state"], job["stage"], job["attempt"]) == ("queued", "retrying", 1)
     assert "connection refused" in job["error"]
+
+
+def test_a_broker_restart_resends_the_queued_jobs_messages_at_once(
+    client: TestClient, private_redis: PrivateRedis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Redis keeps nothing on disk here: a restart loses every message. The reconciler sees
+    the new server (its run id) and re-sends the messages of jobs still queued, without
+    waiting the 5 × stale_after_seconds after which a message counts as forgotten."""
+    job_id = completed_batch(client)  # queued; its message went out a moment ago
+    monkeypatch.setattr(get_settings(), "broker_url", private_redis.url)
+    watcher = reconciler.Reconciler()
+    assert watcher.run_once() is not None
+    assert len(outbox(job_id)) == 1
+
+    private_redis.kill()
+    assert watcher.run_once() is not None  # the broker is away: nothing to tell yet
+    private_redis.start()
+    counts = watcher.run_once()
+    assert counts is not None
+    assert counts["requeued"] >= 1
+    assert len(outbox(job_id)) == 2
+    assert watcher.run_once() is not None
+    assert len(outbox(job_id)) == 2  # once per restart, not once per pass
 
 
 def test_heartbeats_missed_during_an_outage_do_not_requeue_a_live_job(client: TestClient) -> None:
