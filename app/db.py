@@ -39,8 +39,9 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor.close()
 
 
-def make_engine(url: str) -> Engine:
-    """An engine for the metadata store; SQLite gets WAL and a busy timeout."""
+def make_engine(url: str, *, statement_timeout: bool = True) -> Engine:
+    """An engine for the metadata store; SQLite gets WAL and a busy timeout. Migrations pass
+    `statement_timeout=False`: a schema change on a big table may take its time."""
     if url.startswith("sqlite"):
         engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
         event.listen(engine, "connect", _sqlite_pragmas)
@@ -52,14 +53,14 @@ def make_engine(url: str) -> Engine:
         pool_size=settings.db_pool_size,
         max_overflow=settings.db_max_overflow,
         pool_timeout=settings.db_pool_timeout_seconds,
-        connect_args=pg_connect_args(settings),
+        connect_args=pg_connect_args(settings, statement_timeout),
     )
 
 
-def pg_connect_args(settings: Settings) -> dict[str, Any]:
+def pg_connect_args(settings: Settings, statement_timeout: bool = True) -> dict[str, Any]:
     """libpq options that keep a PostgreSQL outage from hanging anyone: a connect timeout, a
     statement timeout, and keepalives that notice a server gone without a word."""
-    statement_ms = int(settings.db_statement_timeout_seconds * 1000)
+    statement_ms = int(settings.db_statement_timeout_seconds * 1000) if statement_timeout else 0
     return {
         "connect_timeout": settings.db_connect_timeout_seconds,
         "options": f"-c statement_timeout={statement_ms}",

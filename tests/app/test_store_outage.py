@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
+from sqlalchemy import text
 
-from tests.fixtures.environments import reset_caches
+from tests.fixtures.environments import Environment, reset_caches
 from tests.fixtures.service import free_port
 
 
@@ -73,3 +74,21 @@ def test_readiness_says_the_database_is_down(api_without_store: TestClient) -> N
     checks = ready.json()["checks"]
     assert checks["database"].startswith("down: OperationalError")
     assert checks["catalog"].startswith("down")
+
+
+def test_postgres_sessions_carry_the_statement_timeout(stack: Environment) -> None:
+    """A statement stuck on a wedged store ends after db_statement_timeout_seconds (120 s by
+    default); migrations are exempt."""
+    from app.config import get_settings
+    from app.db import get_engine, make_engine
+
+    if stack.mode != "postgres":
+        pytest.skip("SQLite has no statement timeout")
+    with get_engine().connect() as conn:
+        assert conn.execute(text("SHOW statement_timeout")).scalar() == "2min"
+    migrations = make_engine(get_settings().sqlalchemy_url, statement_timeout=False)
+    try:
+        with migrations.connect() as conn:
+            assert conn.execute(text("SHOW statement_timeout")).scalar() == "0"
+    finally:
+        migrations.dispose()
