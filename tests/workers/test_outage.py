@@ -8,7 +8,12 @@ raises are handed to the runtime directly, so each rule is checked in a second, 
 
 from __future__ import annotations
 
+import os
+import threading
+import time
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import psycopg
 import pytest
@@ -19,9 +24,12 @@ from sqlalchemy.exc import OperationalError
 from app.config import get_settings
 from app.db import is_store_outage, session_scope
 from app.jobs import reconciler
+from app.jobs import service as jobs
+from app.jobs.kinds import JobKind
 from app.models import Job, OutboxMessage
 from tests.fixtures.batches import CSV, open_batch
-from tests.fixtures.private_servers import PrivateRedis
+from tests.fixtures.environments import Environment, reset_caches
+from tests.fixtures.private_servers import PrivatePostgres, PrivateRedis
 from workers import outage, runtime
 
 REFUSED = OperationalError("SELECT 1", {}, psycopg.OperationalError("connection refused"))
@@ -44,6 +52,56 @@ def completed_batch(client: TestClient) -> str:
         f"/v1/batches/{batch_id}", params={"action": "COMPLETE"}
     ).json()["job"]
     return job["id"]
+
+
+@pytest.fixture
+def own_postgres(private_postgres: PrivatePostgres, tmp_path: Path) -> Iterator[PrivatePostgres]:
+    """The runtime of this process on a PostgreSQL of the test's own (it will be restarted)."""
+    saved = dict(os.environ)
+    url = private_postgres.create_database("icebatch")
+    env = {"ICEBATCH_HOME": str(tmp_path), "ICEBATCH_DATABASE_URL": url}
+    Environment("postgres", {**env, "ICEBATCH_BROKER_URL": "", "ICEBATCH_WAREHOUSE": ""}).activate()
+    try:
+        yield private_postgres
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+        reset_caches()
+
+
+@pytest.mark.postgres
+def test_a_worker_waits_out_a_postgres_restart(own_postgres: PrivatePostgres) -> None:
+    """The real thing, in process: PostgreSQL stops while a job runs (the handler stops it) and
+    while the next job is claimed; each waits, and both finish on their first attempt."""
+    with session_scope() as session:
+        first, second = (
+            jobs.enqueue(session, JobKind.VACUUM, org="acme", subject_id=f"d{i}", publish=False).id
+            for i in (1, 2)
+        )
+    calls: list[str] = []
+
+    def stops_the_store_once(ctx: runtime.JobContext) -> dict[str, object]:
+        calls.append(ctx.job_id)
+        if len(calls) == 1:
+            own_postgres.stop()
+            threading.Timer(3, own_postgres.start).start()
+        with session_scope() as session:
+            return {"jobs": len(session.scalars(select(Job)).all())}
+
+    runtime.run_job(first, stops_the_store_once)
+    assert calls == [first, first]
+    own_postgres.stop()
+    threading.Timer(3, own_postgres.start).start()
+    started = time.monotonic()
+    runtime.run_job(second, stops_the_store_once)  # claims once the store is back
+    assert time.monotonic() - started >= 2.5
+    assert calls == [first, first, second]
+    with session_scope() as session:
+        done = {j.id: (j.state, j.attempt, j.result) for j in session.scalars(select(Job))}
+    assert done == {
+        first: ("succeeded", 1, {"jobs": 2}),
+        second: ("succeeded", 1, {"jobs": 2}),
+    }
 
 
 def test_outage_errors_are_told_from_other_errors() -> None:
