@@ -17,10 +17,13 @@ from app.db import is_store_outage, store_answers
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
-# how the JVM (Spark's JDBC catalog, PostgreSQL's JDBC driver) words a lost metadata store
+# how the JVM (Spark's JDBC catalog, PostgreSQL's JDBC driver) words a lost metadata store: a
+# SQLException (PSQLException, UncheckedSQLException, ...) whose text says the connection is gone
+JAVA_SQL_ERROR = "SQLException"
 JAVA_OUTAGE_MARKERS = (
     "terminating connection due to administrator command",
     "Connection refused",
+    "refused. Check that the hostname and port are correct",
     "This connection has been closed",
     "An I/O error occurred while sending to the backend",
     "the database system is starting up",
@@ -36,7 +39,7 @@ def is_outage(exc: BaseException) -> bool:
     if is_store_outage(exc):
         return True
     message = str(exc)
-    return any(marker in message for marker in JAVA_OUTAGE_MARKERS)
+    return JAVA_SQL_ERROR in message and any(m in message for m in JAVA_OUTAGE_MARKERS)
 
 
 def describe(exc: BaseException) -> str:

@@ -111,6 +111,8 @@ def test_outage_errors_are_told_from_other_errors() -> None:
     wrapped.__cause__ = REFUSED
     assert outage.is_outage(wrapped)  # through the cause chain
     assert not outage.is_outage(RuntimeError("spark went away"))
+    spark_master_down = "java.net.ConnectException: Connection refused (spark://master:7077)"
+    assert not outage.is_outage(RuntimeError(spark_master_down))
     assert not outage.is_outage(ValueError("invalid literal for int() with base 10: 'abc'"))
     assert outage.describe(JVM_ERROR) == (
         "RuntimeError: terminating connection due to administrator command"
