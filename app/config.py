@@ -37,6 +37,11 @@ class Settings(BaseSettings):
     max_error_rows: int = 100
     db_pool_size: int = 20
     db_max_overflow: int = 20
+    # a metadata store that is down must answer fast (503), never hang a request or a worker
+    db_connect_timeout_seconds: int = 5
+    db_pool_timeout_seconds: float = 10.0
+    db_statement_timeout_seconds: float = 120.0
+    store_retry_after_seconds: int = 5
     commit_lease_seconds: float = 30.0
     # added to this process's wall clock (app.clock.now): how the tests skew a process's clock
     clock_offset_seconds: float = 0.0

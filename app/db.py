@@ -7,11 +7,13 @@ from contextlib import contextmanager
 from functools import lru_cache
 from typing import Annotated, Any
 
+import psycopg
 from fastapi import Depends
-from sqlalchemy import Engine, MetaData, create_engine, event
+from sqlalchemy import Engine, MetaData, create_engine, event, text
+from sqlalchemy import exc as sa_exc
 from sqlalchemy.orm import DeclarativeBase, Session, sessionmaker
 
-from app.config import get_settings
+from app.config import Settings, get_settings
 
 NAMING_CONVENTION = {
     "ix": "ix_%(column_0_label)s",
@@ -37,8 +39,9 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor.close()
 
 
-def make_engine(url: str) -> Engine:
-    """An engine for the metadata store; SQLite gets WAL and a busy timeout."""
+def make_engine(url: str, *, statement_timeout: bool = True) -> Engine:
+    """An engine for the metadata store; SQLite gets WAL and a busy timeout. Migrations pass
+    `statement_timeout=False`: a schema change on a big table may take its time."""
     if url.startswith("sqlite"):
         engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
         event.listen(engine, "connect", _sqlite_pragmas)
@@ -49,7 +52,58 @@ def make_engine(url: str) -> Engine:
         pool_pre_ping=True,
         pool_size=settings.db_pool_size,
         max_overflow=settings.db_max_overflow,
+        pool_timeout=settings.db_pool_timeout_seconds,
+        connect_args=pg_connect_args(settings, statement_timeout),
     )
+
+
+def pg_connect_args(settings: Settings, statement_timeout: bool = True) -> dict[str, Any]:
+    """libpq options that keep a PostgreSQL outage from hanging anyone: a connect timeout, a
+    statement timeout, and keepalives that notice a server gone without a word."""
+    statement_ms = int(settings.db_statement_timeout_seconds * 1000) if statement_timeout else 0
+    return {
+        "connect_timeout": settings.db_connect_timeout_seconds,
+        "options": f"-c statement_timeout={statement_ms}",
+        "keepalives": 1,
+        "keepalives_idle": 10,
+        "keepalives_interval": 5,
+        "keepalives_count": 3,
+    }
+
+
+# what a metadata store that is down, restarting or out of connections raises; never a bad query
+STORE_OUTAGE_ERRORS: tuple[type[Exception], ...] = (
+    sa_exc.OperationalError,
+    sa_exc.InterfaceError,
+    sa_exc.DisconnectionError,
+    sa_exc.TimeoutError,  # no pooled connection came free within db_pool_timeout_seconds
+    psycopg.OperationalError,
+    psycopg.InterfaceError,
+)
+
+
+def is_store_outage(exc: BaseException) -> bool:
+    """Whether `exc`, or an exception it was raised from, says the metadata store is away."""
+    seen: BaseException | None = exc
+    for _ in range(10):
+        if seen is None:
+            return False
+        if isinstance(seen, STORE_OUTAGE_ERRORS):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+def store_answers() -> bool:
+    """Whether the metadata store answers a query now (False when it is away)."""
+    try:
+        with get_engine().connect() as conn:
+            conn.execute(text("SELECT 1"))
+    except Exception as exc:
+        if is_store_outage(exc):
+            return False
+        raise
+    return True
 
 
 @lru_cache

@@ -104,3 +104,17 @@ class KeyNotFound(NotFound):
 class SnapshotNotFound(NotFound):
     def __init__(self, detail: str) -> None:
         super().__init__(detail)
+
+
+class StoreUnavailable(AppError):
+    """The metadata store did not answer (down, restarting, out of connections): retry later."""
+
+    status, title, type_slug = 503, "Service unavailable", "store-unavailable"
+
+    def __init__(self, retry_after: int) -> None:
+        super().__init__(
+            "the metadata store is unavailable; nothing was changed: retry the request after "
+            f"{retry_after} s (with the same Idempotency-Key, if it had one)",
+            retry_after=retry_after,
+        )
+        self.retry_after = retry_after

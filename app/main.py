@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -16,8 +17,10 @@ from app.audit.middleware import AuditMiddleware
 from app.auth import document_scopes
 from app.batches.endpoints import router as batches_router
 from app.changes.endpoints import router as changes_router
+from app.config import get_settings
 from app.datasets.endpoints import router as datasets_router
-from app.errors import AppError
+from app.db import STORE_OUTAGE_ERRORS
+from app.errors import AppError, StoreUnavailable
 from app.jobs.endpoints import router as jobs_router
 from app.keys.endpoints import router as keys_router
 from app.maintenance.endpoints import router as maintenance_router
@@ -27,6 +30,7 @@ from app.restatements.endpoints import privacy_router, tombstones_router
 from app.retention.endpoints import router as retention_router
 
 PROBLEM = "application/problem+json"
+log = logging.getLogger(__name__)
 
 
 def _problem(status: int, title: str, detail: str, instance: str, **extra: Any) -> JSONResponse:
@@ -46,6 +50,20 @@ async def _app_error(request: Request, exc: Exception) -> JSONResponse:
     headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
     return JSONResponse(
         exc.problem(request.url.path), status_code=exc.status, media_type=PROBLEM, headers=headers
+    )
+
+
+async def _store_unavailable(request: Request, exc: Exception) -> JSONResponse:
+    """The metadata store is away: 503 with Retry-After, never a 500 (the request changed
+    nothing: its transaction never committed)."""
+    retry_after = get_settings().store_retry_after_seconds
+    error = StoreUnavailable(retry_after)
+    log.warning("%s %s: metadata store unavailable: %s", request.method, request.url.path, exc)
+    return JSONResponse(
+        error.problem(request.url.path),
+        status_code=error.status,
+        media_type=PROBLEM,
+        headers={"Retry-After": str(retry_after)},
     )
 
 
@@ -83,6 +101,8 @@ def create_app() -> FastAPI:
     app.add_middleware(RequestIdMiddleware)  # added last: outermost, so every response has it
     app.add_exception_handler(AppError, _app_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
+    for outage in STORE_OUTAGE_ERRORS:
+        app.add_exception_handler(outage, _store_unavailable)
     app.add_exception_handler(StarletteHTTPException, _http_error)
     for router in (
         health.router,

@@ -47,7 +47,7 @@ def run_migrations_online() -> None:
         run_with(connection)
         return
     url = context.config.get_main_option("sqlalchemy.url") or get_settings().sqlalchemy_url
-    engine = make_engine(url)
+    engine = make_engine(url, statement_timeout=False)
     with engine.connect() as conn:
         run_with(conn)
     engine.dispose()

@@ -6,4 +6,5 @@ pytest_plugins = [
     "tests.fixtures.spark",
     "tests.fixtures.service",
     "tests.fixtures.markers",
+    "tests.fixtures.private_servers",
 ]

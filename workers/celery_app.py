@@ -13,7 +13,7 @@ from celery.signals import celeryd_init, setup_logging, worker_ready, worker_shu
 from app.config import get_settings
 from app.jobs.broker import make_celery
 from app.jobs.kinds import TaskName
-from app.jobs.reconciler import reconcile_once
+from app.jobs.reconciler import Reconciler
 from app.logs import configure_logging
 from workers import metrics
 from workers.runtime import JobContext, run_job
@@ -55,13 +55,9 @@ def job_task(name: TaskName, handler: Callable[[JobContext], dict[str, Any]]) ->
 
 def _reconcile_forever() -> None:
     interval = get_settings().reconcile_seconds
+    reconciler = Reconciler()
     while not _stop.wait(interval):
-        try:
-            counts = reconcile_once()
-            if any(counts.values()):
-                log.info("reconciler: %s", counts)
-        except Exception:
-            log.warning("reconciler pass failed", exc_info=True)
+        reconciler.run_once()
 
 
 @celeryd_init.connect  # before the worker's first warnings

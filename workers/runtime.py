@@ -29,9 +29,11 @@ from app.jobs import service as jobs
 from app.jobs.kinds import JobKind, Payload
 from app.models import Job, JobState
 from workers.metrics import JOB_DURATION, QUEUE_WAIT
+from workers.outage import describe, is_outage, through_outages, wait_for_store
 
 log = logging.getLogger(__name__)
 WORKER_NAME = f"{socket.gethostname()}:{os.getpid()}"
+MAX_OUTAGE_RESUMES = 5
 
 
 class LeaseLost(Exception):
@@ -213,9 +215,12 @@ def run_job(job_id: str, handler: Callable[[JobContext], dict[str, Any]]) -> Non
 
     Every line logged meanwhile carries the job's id, kind and request id (the HTTP request
     that created it), so one id follows a call from the API to the job to its snapshot.
+    A metadata store outage pauses the worker (`workers.outage`) instead of failing the job:
+    the claim and the finish wait for the store, and a handler the outage interrupted runs again
+    in the same attempt once the store is back (handlers are safe to repeat: at-least-once).
     """
     with bound_contextvars(job_id=job_id):
-        ctx = claim(job_id)
+        ctx = through_outages(lambda: claim(job_id), f"claiming job {job_id}")
         if ctx is None:
             log.info(
                 "job %s is not queued (a duplicate delivery or already taken); skipping", job_id
@@ -234,8 +239,14 @@ def _run(ctx: JobContext, handler: Callable[[JobContext], dict[str, Any]]) -> No
         while not stop.wait(interval):
             try:
                 ctx.beat()
-            except Exception:
-                log.warning("heartbeat of job %s failed", job_id, exc_info=True)
+            except Exception as exc:
+                outage = is_outage(exc)  # expected while the store is away: one line
+                log.warning(
+                    "heartbeat of job %s failed: %s", job_id, describe(exc), exc_info=not outage
+                )
+
+    def finish(**values: Any) -> str | None:
+        return through_outages(lambda: _fenced(ctx, **values), f"finishing job {job_id}")
 
     context = contextvars.copy_context()  # the heartbeat's lines carry the job's ids too
     beater = threading.Thread(
@@ -245,21 +256,20 @@ def _run(ctx: JobContext, handler: Callable[[JobContext], dict[str, Any]]) -> No
     started, outcome = time.monotonic(), "failed"
     log.info("job %s (%s) attempt %s started", job_id, ctx.kind.value, ctx.attempt)
     try:
-        result = handler(ctx)
+        result = _run_through_outages(ctx, handler)
     except LeaseLost:
         outcome = "lease_lost"
         log.warning("job %s: lease lost, leaving it to its new owner", job_id)
     except PermanentJobError as exc:
         log.warning("job %s failed: %s", job_id, exc)
-        _fenced(ctx, result=exc.result, _finish=True, _fail=str(exc))
+        finish(result=exc.result, _finish=True, _fail=str(exc))
     except Exception as exc:
         log.exception("job %s attempt %s failed", job_id, ctx.attempt)
-        state = _fenced(ctx, _fail=f"{type(exc).__name__}: {exc}"[:4000], _retry=True)
+        state = finish(_fail=f"{type(exc).__name__}: {exc}"[:4000], _retry=True)
         outcome = "retried" if state == JobState.QUEUED else "failed"
     else:
         outcome = "succeeded"
-        _fenced(
-            ctx,
+        finish(
             state=JobState.SUCCEEDED,
             stage="done",
             progress=1.0,
@@ -277,3 +287,23 @@ def _run(ctx: JobContext, handler: Callable[[JobContext], dict[str, Any]]) -> No
 def _aware(value: datetime) -> datetime:
     """SQLite hands back naive datetimes; they were written in UTC."""
     return value if value.tzinfo else value.replace(tzinfo=UTC)
+
+
+def _run_through_outages(
+    ctx: JobContext, handler: Callable[[JobContext], dict[str, Any]]
+) -> dict[str, Any]:
+    """`handler(ctx)`, run again (same attempt) after each metadata store outage that broke
+    it, up to MAX_OUTAGE_RESUMES times; then its error counts as any other."""
+    for resumes in range(MAX_OUTAGE_RESUMES + 1):
+        try:
+            return handler(ctx)
+        except (LeaseLost, PermanentJobError):
+            raise
+        except Exception as exc:
+            if resumes == MAX_OUTAGE_RESUMES or not is_outage(exc):
+                raise
+            log.warning("job %s: metadata store away (%s); pausing", ctx.job_id, describe(exc))
+            waited = wait_for_store()
+            through_outages(ctx.check_lease, f"job {ctx.job_id}")  # LeaseLost: re-queued
+            log.warning("job %s: store back after %.1f s; resuming the job", ctx.job_id, waited)
+    raise AssertionError("unreachable")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+import redis
 from celery import Celery
 
 from app.config import Settings, get_settings
@@ -38,3 +39,15 @@ def make_celery(settings: Settings) -> Celery:
 @lru_cache
 def get_celery() -> Celery:
     return make_celery(get_settings())
+
+
+def broker_instance(settings: Settings) -> str | None:
+    """An id of the running broker server that changes when it restarts (Redis's `run_id`);
+    None for the embedded broker, whose queue is a file that survives its users."""
+    if not settings.broker_url.startswith(("redis://", "rediss://")):
+        return None
+    client = redis.Redis.from_url(settings.broker_url, socket_timeout=2, socket_connect_timeout=2)
+    try:
+        return str(client.info("server")["run_id"])
+    finally:
+        client.close()
