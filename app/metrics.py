@@ -1,8 +1,8 @@
 """Operator metrics for `/metrics`: what an alert needs beyond HTTP counters.
 
-Gathered from the metadata store (nine small queries) and the Iceberg metadata of the datasets
-(the current snapshot's tombstone list, the snapshot count; only for tables whose metadata file
-changed since the last gathering), at most once per
+Gathered from the metadata store (its clock and nine small queries) and the Iceberg metadata
+of the datasets (the current snapshot's tombstone list, the snapshot count; only for tables
+whose metadata file changed since the last gathering), at most once per
 `ICEBATCH_METRICS_CACHE_SECONDS`: scrapes in between are served from memory. A source that
 fails (the database is down) leaves its last values in place and counts
 `icebatch_metrics_collect_errors_total{source}`; `/metrics` itself never fails for it.
