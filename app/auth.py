@@ -14,6 +14,7 @@ from sqlalchemy.orm import Session
 
 from app.db import session_scope
 from app.errors import InvalidInput, Unauthorized
+from app.limits import rate
 from app.models import ApiKey
 
 ORG_RE = re.compile(r"^[a-z][a-z0-9_]{1,62}$")
@@ -64,6 +65,7 @@ def current_org(request: Request) -> str:
         org = org_of_key(session, key.strip())
     if org is None:
         raise Unauthorized("this API key is unknown or revoked")
+    rate.admit(request, org)
     return org
 
 

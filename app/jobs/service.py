@@ -15,6 +15,7 @@ from app.jobs.broker import QUEUE, get_celery
 from app.jobs.failures import failure_hooks
 from app.jobs.kinds import JobKind, Payload
 from app.jobs.schemas import JobList, JobOut
+from app.limits.inflight import require_job_room
 from app.models import Job, JobState, OutboxMessage
 from app.request_context import current_request_id, new_request_id
 
@@ -35,10 +36,15 @@ def enqueue(
     `payload` must be the kind's payload model (see `app.jobs.kinds`). `publish=False` writes no
     message: for a job another queued job's worker will finish (the reconciler still sends one
     if it stays queued, see `forgotten_queued`).
+
+    A job an HTTP request asks for counts against its org's cap of jobs in flight (429 beyond
+    it, see `app.limits.inflight`); the scheduler's jobs (no request) are never refused.
     """
     payload = payload if payload is not None else kind.spec.payload()
     if type(payload) is not kind.spec.payload:
         raise TypeError(f"a {kind} job takes {kind.spec.payload.__name__}, not {type(payload)}")
+    if current_request_id() is not None:
+        require_job_room(session, org)
     job = Job(
         org=org,
         kind=kind.value,
