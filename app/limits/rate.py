@@ -3,13 +3,15 @@ known) counts the request in the org's bucket and raises 429 beyond it.
 
 A refused key is remembered in the process until its bucket admits again: `FairUseMiddleware`
 answers that key's next requests with the same 429 before routing, the key lookup (SQL) or
-Redis, so a flood costs the other orgs as little CPU as possible. The shortcut never refuses a
-request the bucket would admit: other processes can only push a bucket's next admission later,
-never sooner. Every other response gets `RateLimit-Limit/Remaining/Reset` headers.
+Redis, holding the answer until then, so a flood costs the other orgs as little CPU as
+possible. The shortcut never refuses a request the bucket would admit: other processes can only
+push a bucket's next admission later, never sooner. Every other response gets
+`RateLimit-Limit/Remaining/Reset` headers.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import math
@@ -30,6 +32,13 @@ REJECTIONS = Counter(
 )
 STATE_KEY = "icebatch_rate_limit_headers"
 MAX_REMEMBERED = 10_000
+# A remembered key's refusal is sent when its bucket admits again (at most HOLD_SECONDS later):
+# a client that ignores Retry-After then sends one request per interval and connection rather
+# than as many as the server can refuse. A held request costs no thread, SQL connection or CPU,
+# and on a keep-alive connection no more of uvicorn's --limit-concurrency than being refused at
+# once; a client opening a connection per request would hold more, hence at most a quarter of
+# that limit (ICEBATCH_DB_POOL_SIZE + ICEBATCH_DB_MAX_OVERFLOW) is held at once per process.
+HOLD_SECONDS = 1.0
 
 
 def rate_policy(settings: Settings, org: str) -> RatePolicy | None:
@@ -72,6 +81,7 @@ class _Refused:
 
 _refused: dict[bytes, _Refused] = {}
 _refused_lock = threading.Lock()
+_held = 0  # refusals waiting in this process (touched by the event loop only)
 
 
 def _digest(authorization: bytes) -> bytes:
@@ -131,6 +141,7 @@ class FairUseMiddleware:
             authorization = next((v for k, v in scope["headers"] if k == b"authorization"), None)
             refused = _still_refused(authorization) if authorization else None
             if refused is not None:
+                await _hold(refused)
                 await _send_refusal(scope, send, refused)
                 return
         state = scope.setdefault("state", {})
@@ -145,6 +156,23 @@ class FairUseMiddleware:
             await send(message)
 
         await self.app(scope, receive, send_with_headers)
+
+
+def max_held(settings: Settings) -> int:
+    """Refusals a process holds at once (a quarter of `icebatch api`'s concurrency limit)."""
+    return max(1, (settings.db_pool_size + settings.db_max_overflow) // 4)
+
+
+async def _hold(refused: _Refused) -> None:
+    global _held
+    wait = min(refused.until - time.monotonic(), HOLD_SECONDS)
+    if wait <= 0 or _held >= max_held(get_settings()):
+        return
+    _held += 1
+    try:
+        await asyncio.sleep(wait)
+    finally:
+        _held -= 1
 
 
 async def _send_refusal(scope: Scope, send: Send, refused: _Refused) -> None:
