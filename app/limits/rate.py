@@ -128,7 +128,8 @@ def admit(request: Request, org: str) -> None:
 
 
 class FairUseMiddleware:
-    """Pure ASGI: refuses a remembered key at once; adds `RateLimit-*` to other responses."""
+    """Pure ASGI: refuses a remembered key before any other work (the answer held until its
+    bucket admits again); adds `RateLimit-*` to the other responses."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app

@@ -15,6 +15,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import httpx
 import pytest
@@ -23,6 +24,7 @@ from tests.fixtures.datasets import EVENTS
 from tests.fixtures.service import Service, new_org
 
 pytestmark = pytest.mark.e2e
+ROOT = Path(__file__).resolve().parents[2]
 
 FLOODER = {"rate_limit_per_second": 2, "rate_limit_burst": 4, "max_inflight_jobs": 3}
 FLOOD_CLIENTS = 8  # at most the refusals a process holds at once (10)
@@ -77,6 +79,7 @@ def test_a_flooding_org_does_not_starve_a_quiet_one(service: Service) -> None:
         + [str(WINDOWS * WINDOW + 2), str(FLOOD_CLIENTS)],
         stdout=subprocess.PIPE,
         text=True,
+        cwd=ROOT,  # `-m tests.fixtures.flood` imports from the repository root
     )
     time.sleep(1)  # the flood has drained the flooder's burst
     unloaded_reads: list[float] = []
