@@ -28,6 +28,7 @@ from sqlalchemy.orm import Session
 
 from app.db import session_scope
 from app.errors import Forbidden, InvalidInput, Unauthorized
+from app.limits import rate
 from app.models import ApiKey, Scope
 from app.models.base import utcnow
 
@@ -144,6 +145,7 @@ def authenticate(
     if rejection is not None:
         raise Unauthorized(rejection)
     request.state.principal = principal
+    rate.admit(request, principal.org)
     return principal
 
 

@@ -6,11 +6,19 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, model_validator
+from pydantic import BaseModel, Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 from sqlalchemy.engine import make_url
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+
+class OrgLimits(BaseModel):
+    """One org's fair-use limits; a field left out keeps the deployment's default."""
+
+    rate_limit_per_second: float | None = Field(default=None, ge=0)
+    rate_limit_burst: int | None = Field(default=None, ge=1)
+    max_inflight_jobs: int | None = Field(default=None, ge=0)
 
 
 class Settings(BaseSettings):
@@ -69,6 +77,14 @@ class Settings(BaseSettings):
     metrics_max_datasets: int = 100
     # the worker's own Prometheus endpoint (job durations, queue waits, lease waits); 0: off
     worker_metrics_port: int = 0
+    # fair use per org (app.limits): requests per second with bursts, queued + running jobs;
+    # 0 turns a limit off. `org_limits` overrides them per org, as JSON:
+    # ICEBATCH_ORG_LIMITS='{"acme": {"rate_limit_per_second": 500, "max_inflight_jobs": 50}}'
+    rate_limit_per_second: float = Field(default=100.0, ge=0)
+    rate_limit_burst: int = Field(default=200, ge=1)
+    max_inflight_jobs_per_org: int = Field(default=1000, ge=0)
+    inflight_retry_after_seconds: int = Field(default=10, ge=1)
+    org_limits: dict[str, OrgLimits] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _embedded_defaults(self) -> Settings:

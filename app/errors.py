@@ -11,6 +11,7 @@ class AppError(Exception):
     status: int = 400
     title: str = "Bad request"
     type_slug: str = "bad-request"
+    headers: dict[str, str] | None = None  # sent with the problem (e.g. Retry-After)
 
     def __init__(self, detail: str, **extra: Any) -> None:
         super().__init__(detail)
@@ -66,6 +67,18 @@ class InsufficientStorage(AppError):
     """The server ran out of space for what it was asked to keep (RFC 4918 §11.5)."""
 
     status, title, type_slug = 507, "Insufficient storage", "insufficient-storage"
+
+
+class TooManyRequests(AppError):
+    """A fair-use limit of the org (`app.limits`): `Retry-After` says when to try again."""
+
+    status, title, type_slug = 429, "Too many requests", "too-many-requests"
+
+    def __init__(
+        self, detail: str, *, limit: str, retry_after: int, headers: dict[str, str] | None = None
+    ) -> None:
+        super().__init__(detail, limit=limit, retry_after_seconds=retry_after)
+        self.headers = {"Retry-After": str(retry_after), **(headers or {})}
 
 
 class DatasetNotFound(NotFound):

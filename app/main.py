@@ -23,6 +23,7 @@ from app.db import STORE_OUTAGE_ERRORS
 from app.errors import AppError, StoreUnavailable
 from app.jobs.endpoints import router as jobs_router
 from app.keys.endpoints import router as keys_router
+from app.limits.rate import FairUseMiddleware
 from app.maintenance.endpoints import router as maintenance_router
 from app.reads.endpoints import router as reads_router
 from app.request_context import RequestIdMiddleware
@@ -47,7 +48,9 @@ def _problem(status: int, title: str, detail: str, instance: str, **extra: Any) 
 
 async def _app_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, AppError)
-    headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
+    headers = dict(exc.headers or {})
+    if exc.status == 401:
+        headers["WWW-Authenticate"] = "Bearer"
     return JSONResponse(
         exc.problem(request.url.path), status_code=exc.status, media_type=PROBLEM, headers=headers
     )
@@ -98,6 +101,8 @@ def create_app() -> FastAPI:
     )
     app.add_middleware(AuditMiddleware)  # inside the request id, outside the error handlers
     app.add_middleware(health.MetricsMiddleware)
+    # outside the metrics: a remembered over-rate key is refused before any other work
+    app.add_middleware(FairUseMiddleware)
     app.add_middleware(RequestIdMiddleware)  # added last: outermost, so every response has it
     app.add_exception_handler(AppError, _app_error)
     app.add_exception_handler(RequestValidationError, _validation_error)

@@ -3,7 +3,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from datetime import datetime
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from app.errors import JobNotFound
@@ -29,6 +29,17 @@ def active_for_subject(session: Session, subject_id: str, kinds: Collection[str]
         .order_by(Job.created_at)
         .limit(1)
     )
+
+
+def count_active(session: Session, org: str, up_to: int) -> int:
+    """The org's queued and running jobs, counted up to `up_to` (the scan stops there)."""
+    active = (
+        select(Job.id)
+        .where(Job.org == org, Job.state.in_([JobState.QUEUED, JobState.RUNNING]))
+        .limit(up_to)
+        .subquery()
+    )
+    return session.scalar(select(func.count()).select_from(active)) or 0
 
 
 def page(

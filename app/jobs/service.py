@@ -16,6 +16,7 @@ from app.jobs.broker import QUEUE, get_celery
 from app.jobs.failures import failure_hooks
 from app.jobs.kinds import JobKind, Payload
 from app.jobs.schemas import JobList, JobOut
+from app.limits.inflight import broker_priority, job_backlog
 from app.models import Job, JobState, OutboxMessage
 from app.request_context import current_request_id, new_request_id
 
@@ -36,10 +37,15 @@ def enqueue(
     `payload` must be the kind's payload model (see `app.jobs.kinds`). `publish=False` writes no
     message: for a job another queued job's worker will finish (the reconciler still sends one
     if it stays queued, see `forgotten_queued`).
+
+    A job an HTTP request asks for counts against its org's cap of jobs in flight (429 beyond
+    it); the scheduler's jobs (no request) are never refused. The org's jobs in flight set the
+    message's broker priority: an org's first jobs overtake another's backlog (`app.limits`).
     """
     payload = payload if payload is not None else kind.spec.payload()
     if type(payload) is not kind.spec.payload:
         raise TypeError(f"a {kind} job takes {kind.spec.payload.__name__}, not {type(payload)}")
+    backlog = job_backlog(session, org, enforce=current_request_id() is not None)
     job = Job(
         org=org,
         kind=kind.value,
@@ -52,25 +58,27 @@ def enqueue(
     session.add(job)
     session.flush()
     if publish:
-        add_outbox(session, job)
+        add_outbox(session, job, priority=broker_priority(backlog))
     return job
 
 
-def add_outbox(session: Session, job: Job) -> None:
-    # the reconciler's grace period is judged on the database's clock (see app.clock)
+def add_outbox(session: Session, job: Job, priority: int = 0) -> None:
+    """The job's message, published after commit (`priority`: 0 first, 9 last; a message the
+    reconciler re-publishes goes first). Its grace period is judged on the database's clock
+    (see app.clock)."""
     message = OutboxMessage(
         job_id=job.id, task_name=job.task_name, created_at=clock.db_now(session)
     )
     session.add(message)
     session.flush()
     message_id, job_id, task_name = message.id, job.id, job.task_name
-    after_commit(session, lambda: publish(message_id, job_id, task_name))
+    after_commit(session, lambda: publish(message_id, job_id, task_name, priority))
 
 
-def publish(message_id: str, job_id: str, task_name: str) -> bool:
+def publish(message_id: str, job_id: str, task_name: str, priority: int = 0) -> bool:
     """Send one outbox message; on failure it stays unpublished for the reconciler."""
     try:
-        get_celery().send_task(task_name, args=[job_id], queue=QUEUE)
+        get_celery().send_task(task_name, args=[job_id], queue=QUEUE, priority=priority)
     except Exception:  # the broker may be down: the reconciler will retry
         log.warning("could not publish job %s; the reconciler will retry", job_id, exc_info=True)
         return False
