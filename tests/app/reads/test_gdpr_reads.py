@@ -137,8 +137,10 @@ def test_gdpr_delete_hides_the_identity_from_every_read(
     vacuum = run_job(client, run_jobs, f"/v1/datasets/{did}/vacuum", {"mode": "full"})
     assert vacuum["tombstones_purged"] == 2, vacuum
     table = get_catalog().load_table(name.split(".", 1)[1])
-    assert not tombstones.active(table, table.current_snapshot()).num_rows
-    vacuumed = snapshots.summary_value(table.current_snapshot(), tombstones.VACUUM_FILE)
+    head = table.current_snapshot()
+    assert head is not None
+    assert not tombstones.active(table, head).num_rows
+    vacuumed = snapshots.summary_value(head, tombstones.VACUUM_FILE)
     assert vacuumed
     Path(vacuumed.removeprefix("file://")).unlink()
     for snapshot_id, visible in expected.items():
