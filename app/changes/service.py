@@ -18,6 +18,7 @@ from app.jobs import service as jobs
 from app.jobs.kinds import ExportPayload, JobKind
 from app.lake import changes, changes_read, snapshots
 from app.models import Dataset, ExpiredSnapshot
+from app.restatements import gdpr
 
 
 def _time(name: str, value: str) -> datetime:
@@ -158,7 +159,10 @@ def read_changes(
         since=since,
         until=until,
     )
-    schema, batches = changes_read.read_changes(table, rng, kind, list(dataset.identity_columns))
+    erased = gdpr.in_force(session, dataset.id, table)
+    schema, batches = changes_read.read_changes(
+        table, rng, kind, list(dataset.identity_columns), erased
+    )
     return ChangeStream(rng, schema, batches)
 
 

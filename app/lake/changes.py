@@ -15,6 +15,12 @@ Rows are identified by content plus batch, not by file (vacuum and compaction mo
       in R's new files and (a) sees them);
   minus rows already hidden at S1 (a tombstone active at S1 newer than the file).
 
+GDPR tombstones reach into the past (`app.lake.gdpr`): a row of either kind whose identity a GDPR
+tombstone in force hides (the tombstone newer than the row's file, whenever it committed) comes
+back with its identity columns and `_batch_id` only. Increments keep the shape of history (a
+replica that consumed them before the delete still gets the delete's `deleted` rows), never the
+erased person's other values. `FileTask.erased` carries, per identity column, those ids.
+
 The driver builds the plan from metadata only (`plan_changes`): one `FileTask` per data file,
 serialisable, holding every id and sequence number the read needs. `FileReader.read(task)` is a
 pure function of the task and a `ReadContext` (app.lake.changes_read: the table's schema, no
@@ -43,6 +49,7 @@ from pyiceberg.table.snapshots import Snapshot
 from pyiceberg.types import StringType
 
 from app.lake import snapshots, tombstones, visible
+from app.lake.gdpr import GDPR, GdprTombstones
 from app.lake.types import BATCH_COLUMN
 
 CHANGE_FIELDS = [  # the columns a change row adds to the table's columns
@@ -51,7 +58,6 @@ CHANGE_FIELDS = [  # the columns a change row adds to the table's columns
     pa.field("_request_id", pa.string()),
     pa.field("_snapshot_id", pa.int64()),
 ]
-GDPR = "gdpr"
 _NOT_GDPR = 1 << 40  # a GDPR tombstone ranks before any other, then the earliest wins
 NO_MATCH = np.iinfo(np.int64).max
 
@@ -150,6 +156,9 @@ class FileTask:
     # values was added at or before `limit` (a rewrite's start; else the range's end)
     matches: dict[str, list[TaskTombstone]] = field(default_factory=dict)
     limit: int = 0
+    # per identity column, the ids of GDPR tombstones in force newer than the file: rows
+    # holding one come back with the identity columns and `_batch_id` only
+    erased: dict[str, list[Any]] = field(default_factory=dict)
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), separators=(",", ":"))
@@ -162,16 +171,27 @@ class FileTask:
         return cls(**raw)
 
 
-def plan_changes(table: Table, rng: ChangeRange, kind: str) -> list[FileTask]:
-    """The per-file work of one kind of change over `rng` (metadata and tombstone lists only)."""
+def plan_changes(table: Table, rng: ChangeRange, kind: str, gdpr: GdprTombstones) -> list[FileTask]:
+    """The per-file work of one kind of change over `rng` (metadata and tombstone lists only);
+    `gdpr`: the GDPR tombstones in force (`app.restatements.gdpr.in_force`)."""
+    erased = visible.gdpr_filter(table, gdpr)
     if kind == "appended":
-        return plan_appended(table, rng)
+        return plan_appended(table, rng, erased)
     if kind == "deleted":
-        return plan_deleted(table, rng)
+        return plan_deleted(table, rng, erased)
     raise ValueError(f"unknown change kind {kind!r}")
 
 
-def plan_appended(table: Table, rng: ChangeRange) -> list[FileTask]:
+def erased_ids(
+    erased: visible.TombstoneFilter, planned: visible.PlannedFile
+) -> dict[str, list[Any]]:
+    """Per column, the ids of GDPR tombstones in force that may hide rows of the file."""
+    return {c: ids.to_pylist() for c, ids in erased.candidates(planned).items()}
+
+
+def plan_appended(
+    table: Table, rng: ChangeRange, erased: visible.TombstoneFilter
+) -> list[FileTask]:
     committed = batches_in_range(table, rng)
     if not committed or rng.end is None:
         return []
@@ -192,6 +212,7 @@ def plan_appended(table: Table, rng: ChangeRange) -> list[FileTask]:
                 planned.data_file.record_count,
                 batches=[committed[b] for b in wanted.to_pylist()],
                 hidden={c: ids.to_pylist() for c, ids in hiding.candidates(planned).items()},
+                erased=erased_ids(erased, planned),
             )
         )
     return tasks
@@ -315,7 +336,7 @@ def rank(tombstone: TaskTombstone) -> int:
     return tombstone.added_seq + (0 if tombstone.operation == GDPR else _NOT_GDPR)
 
 
-def plan_deleted(table: Table, rng: ChangeRange) -> list[FileTask]:
+def plan_deleted(table: Table, rng: ChangeRange, erased: visible.TombstoneFilter) -> list[FileTask]:
     rows = range_tombstones(table, rng)
     if not rows.num_rows or rng.end is None:
         return []
@@ -343,6 +364,7 @@ def plan_deleted(table: Table, rng: ChangeRange) -> list[FileTask]:
                 hidden=hidden,
                 matches=matches,
                 limit=high,
+                erased=erased_ids(erased, planned),
             )
         )
 

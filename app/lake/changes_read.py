@@ -3,7 +3,9 @@ and a ReadContext, shared by the API (streamed file by file) and the export job 
 
 Output rows have the table's columns (all nullable) plus `_change_type`, `_operation`,
 `_request_id`, `_snapshot_id` (`_batch_id` is already a table column). A row deleted by a GDPR
-tombstone keeps only the dataset's identity columns and `_batch_id`.
+tombstone keeps only the dataset's identity columns and `_batch_id`, and so does any row, appended
+or deleted, of an identity a GDPR tombstone in force hides (`FileTask.erased`: the delete may
+come after the range; `app.lake.gdpr`).
 """
 
 from __future__ import annotations
@@ -25,7 +27,6 @@ from pyiceberg.typedef import Record
 
 from app.lake.changes import (
     CHANGE_FIELDS,
-    GDPR,
     NO_MATCH,
     ChangeRange,
     FileTask,
@@ -34,7 +35,8 @@ from app.lake.changes import (
     plan_changes,
     rank,
 )
-from app.lake.masks import kept_batches
+from app.lake.gdpr import GDPR, GdprTombstones
+from app.lake.masks import hidden_mask, kept_batches
 from app.lake.types import BATCH_COLUMN
 
 
@@ -100,6 +102,7 @@ class FileReader:
         )
         data_file.spec_id = self.metadata.default_spec_id
         hidden = {c: pa.array(ids, self.types[c]) for c, ids in task.hidden.items()}
+        erased = {c: pa.array(ids, self.types[c]) for c, ids in task.erased.items()}
         for batch in kept_batches(self.scan, data_file, hidden):
             if not batch.num_rows:
                 continue
@@ -109,7 +112,21 @@ class FileReader:
                 out = self._deleted(batch, task.matches, task.limit)
             for part in out:
                 if part.num_rows:
-                    yield part
+                    yield self._erase(part, erased) if erased else part
+
+    def _erase(self, part: pa.RecordBatch, erased: dict[str, pa.Array]) -> pa.RecordBatch:
+        """Null every column but the identity columns, `_batch_id` and the change columns in
+        the rows of an identity a GDPR tombstone in force hides."""
+        mask = hidden_mask(part, erased)
+        if not pc.any(mask).as_py():
+            return part
+        columns = [
+            column
+            if i >= self.table_fields or name in self.keep_gdpr
+            else pc.if_else(mask, pa.scalar(None, column.type), column)
+            for i, (name, column) in enumerate(zip(part.schema.names, part.columns, strict=True))
+        ]
+        return pa.RecordBatch.from_arrays(columns, schema=part.schema)
 
     def _appended(
         self, batch: pa.RecordBatch, batches: list[TaskBatch]
@@ -188,10 +205,15 @@ class FileReader:
 
 
 def read_changes(
-    table: Table, rng: ChangeRange, kind: str, identity_columns: list[str]
+    table: Table,
+    rng: ChangeRange,
+    kind: str,
+    identity_columns: list[str],
+    gdpr: GdprTombstones,
 ) -> tuple[pa.Schema, Iterator[pa.RecordBatch]]:
-    """The change rows of `kind` over `rng`, planned now, read file by file as consumed."""
-    tasks = plan_changes(table, rng, kind)
+    """The change rows of `kind` over `rng`, planned now, read file by file as consumed;
+    `gdpr`: the GDPR tombstones in force (`app.restatements.gdpr.in_force`)."""
+    tasks = plan_changes(table, rng, kind, gdpr)
     reader = FileReader(ReadContext.of(table, identity_columns))
 
     def batches() -> Iterator[pa.RecordBatch]:

@@ -23,6 +23,18 @@ class FileCache(Generic[T]):
         self.items: OrderedDict[str, T] = OrderedDict()
         self.lock = threading.Lock()
 
+    def peek(self, path: str) -> T | None:
+        """What is cached for `path`, if anything (no load)."""
+        with self.lock:
+            return self.items.get(path)
+
+    def put(self, path: str, value: T) -> None:
+        with self.lock:
+            self.items[path] = value
+            self.items.move_to_end(path)
+            if len(self.items) > self.size:
+                self.items.popitem(last=False)
+
     def get(self, path: str, load: Callable[[], T]) -> T:
         """What the file at `path` holds: cached, else `load()`ed now and cached."""
         with self.lock:

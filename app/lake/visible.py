@@ -4,6 +4,9 @@ The read rule (DESIGN.md §3): a tombstone `(namespace, id)` added at sequence n
 row whose value in the namespace column is `id` when the row's data file has a data sequence
 number lower than `s` (it was committed before the tombstone). A file whose column bounds cannot
 hold any applicable tombstone is read without a filter; the others get an `is_in` mask.
+
+Reads add every GDPR tombstone in force (`app.lake.gdpr`) to the snapshot's active ones: those
+hide their identity's older rows in every snapshot, before their commit too.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from pyiceberg.types import IntegerType, LongType, PrimitiveType, StringType
 
 from app.lake import tombstones
 from app.lake.file_cache import FileCache
+from app.lake.gdpr import GdprTombstones
 from app.lake.masks import hidden_mask, kept_batches
 
 NAMESPACE_TYPES = (StringType, IntegerType, LongType)
@@ -184,23 +188,47 @@ def bounds_window(ns: Namespace, data_file: DataFile, ids: np.ndarray) -> tuple[
     return (start, end) if end > start else None
 
 
-def tombstone_filter(table: Table, snapshot: Snapshot | None) -> TombstoneFilter:
-    """The filter of every tombstone active at `snapshot`."""
-    return TombstoneFilter(table.schema(), tombstones.active(table, snapshot))
+_FILTERS: FileCache[TombstoneFilter] = FileCache(64)
+
+
+def tombstone_filter(
+    table: Table, snapshot: Snapshot | None, gdpr: GdprTombstones | None = None
+) -> TombstoneFilter:
+    """The filter of every tombstone active at `snapshot`, plus the GDPR tombstones `gdpr` (in
+    force whatever the snapshot: they hide rows older than them, DESIGN.md §3). Cached by the
+    snapshot's tombstone list and the GDPR set's key: both name immutable sets."""
+    location = tombstones.list_location(table, snapshot)
+
+    def build() -> TombstoneFilter:
+        active = tombstones.active(table, snapshot)
+        if gdpr is not None and gdpr.rows.num_rows:
+            active = pa.concat_tables([active, gdpr.rows.cast(tombstones.SCHEMA)])
+        return TombstoneFilter(table.schema(), active)
+
+    key = f"{table.metadata.table_uuid}|{location}|{gdpr.key if gdpr else ''}"
+    return _FILTERS.get(key, build)
+
+
+def gdpr_filter(table: Table, gdpr: GdprTombstones) -> TombstoneFilter:
+    """The filter of the GDPR tombstones alone: which rows of a file are of an erased identity."""
+    key = f"{table.metadata.table_uuid}|gdpr-only|{gdpr.key}"
+    return _FILTERS.get(key, lambda: TombstoneFilter(table.schema(), gdpr.rows))
 
 
 def row_batches(
     table: Table,
     snapshot: Snapshot | None,
     columns: list[str] | None = None,
+    gdpr: GdprTombstones | None = None,
 ) -> tuple[pa.Schema, Iterator[pa.RecordBatch]]:
-    """The rows visible at `snapshot` (projected to `columns`), file by file."""
+    """The rows visible at `snapshot` (projected to `columns`), file by file; `gdpr`: the GDPR
+    tombstones in force (`app.restatements.gdpr.in_force`), applied to every snapshot."""
     schema = table.schema()
     projected = schema if columns is None else schema.select(*columns)
     target = schema_to_pyarrow(projected)
     if snapshot is None:
         return target, iter(())
-    filt = tombstone_filter(table, snapshot)
+    filt = tombstone_filter(table, snapshot, gdpr)
     names = [f.name for f in projected.fields]
     read_schema = schema.select(*dict.fromkeys([*names, *filt.columns]))
     scan = ArrowScan(table.metadata, table.io, read_schema, AlwaysTrue())

@@ -7,6 +7,7 @@ import pyarrow as pa
 from fastapi import APIRouter, Query
 from fastapi.responses import StreamingResponse
 
+from app.db import DbSession
 from app.deps import MAX_OFFSET, DatasetTable, Offset
 from app.reads import encoding, service
 
@@ -30,12 +31,13 @@ def stream(
 @router.get("/{dataset_id}/rows", response_class=StreamingResponse)
 def read_rows(
     loaded: DatasetTable,
+    session: DbSession,
     format: Format = "jsonl",
     as_of: Annotated[str | None, Query(description="A snapshot id or an ISO 8601 time")] = None,
     offset: Offset = 0,
     limit: Annotated[int | None, Query(ge=1, le=MAX_OFFSET)] = None,
 ) -> StreamingResponse:
     """Stream the rows visible now, or at `as_of`."""
-    rows = service.read_rows(loaded.table, as_of, offset, limit)
+    rows = service.read_rows(session, loaded.dataset.id, loaded.table, as_of, offset, limit)
     snapshot_id = str(rows.snapshot.snapshot_id) if rows.snapshot else ""
     return stream(format, rows.schema, rows.batches, {"X-Icebatch-Snapshot-Id": snapshot_id})

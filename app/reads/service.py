@@ -8,9 +8,12 @@ from dataclasses import dataclass
 import pyarrow as pa
 from pyiceberg.table import Table
 from pyiceberg.table.snapshots import Snapshot
+from sqlalchemy.orm import Session
 
 from app.errors import InvalidInput, SnapshotNotFound
 from app.lake import snapshots, visible
+from app.lake.gdpr import GdprTombstones
+from app.restatements import gdpr
 
 
 def resolve_as_of(table: Table, as_of: str | None) -> Snapshot | None:
@@ -35,10 +38,15 @@ def resolve_as_of(table: Table, as_of: str | None) -> Snapshot | None:
 
 
 def row_batches(
-    table: Table, snapshot: Snapshot | None, offset: int, limit: int | None
+    table: Table,
+    snapshot: Snapshot | None,
+    offset: int,
+    limit: int | None,
+    erased: GdprTombstones,
 ) -> tuple[pa.Schema, Iterator[pa.RecordBatch]]:
-    """The rows visible at `snapshot` (tombstones applied), sliced to [offset, offset + limit)."""
-    schema, batches = visible.row_batches(table, snapshot)
+    """The rows visible at `snapshot` (its tombstones and every GDPR tombstone in force
+    applied), sliced to [offset, offset + limit)."""
+    schema, batches = visible.row_batches(table, snapshot, gdpr=erased)
     return schema, _slice(batches, offset, limit)
 
 
@@ -51,10 +59,19 @@ class RowStream:
     batches: Iterator[pa.RecordBatch]
 
 
-def read_rows(table: Table, as_of: str | None, offset: int, limit: int | None) -> RowStream:
-    """The rows visible now or at `as_of`, sliced to [offset, offset + limit)."""
+def read_rows(
+    session: Session,
+    dataset_id: str,
+    table: Table,
+    as_of: str | None,
+    offset: int,
+    limit: int | None,
+) -> RowStream:
+    """The rows visible now or at `as_of`, sliced to [offset, offset + limit). A GDPR-deleted
+    identity's older rows are hidden at every snapshot, those before the delete too."""
     snapshot = resolve_as_of(table, as_of)
-    schema, batches = row_batches(table, snapshot, offset, limit)
+    erased = gdpr.in_force(session, dataset_id, table)
+    schema, batches = row_batches(table, snapshot, offset, limit, erased)
     return RowStream(snapshot, schema, batches)
 
 

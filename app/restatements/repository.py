@@ -1,17 +1,20 @@
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
+from typing import Any
 
-from sqlalchemy import exists, select
+from sqlalchemy import Row, exists, select
 from sqlalchemy.orm import Session
 
 from app.errors import NotFound
 from app.models import (
+    Dataset,
     Job,
     JobState,
     OutboxMessage,
     PrivacyJob,
     Restatement,
+    RestatementKind,
     RestatementState,
 )
 
@@ -52,3 +55,34 @@ def jobs_by_id(session: Session, job_ids: Iterable[str | None]) -> dict[str, Job
     ids = [job_id for job_id in job_ids if job_id is not None]
     rows: Sequence[Job] = session.scalars(select(Job).where(Job.id.in_(ids))).all()
     return {job.id: job for job in rows}
+
+
+def gdpr_in_force(session: Session, dataset_id: str) -> list[Row[Any]]:
+    """The dataset's committed GDPR restatements not yet erased (their rows may still be in a
+    retained snapshot's files): id, column, sequence number, snapshot, request id, commit time."""
+    query = select(
+        Restatement.id,
+        Restatement.column,
+        Restatement.sequence_number,
+        Restatement.snapshot_id,
+        Restatement.request_id,
+        Restatement.committed_at,
+    ).where(
+        Restatement.dataset_id == dataset_id,
+        Restatement.kind == RestatementKind.GDPR,
+        Restatement.state == RestatementState.COMMITTED,
+        Restatement.erased_at.is_(None),
+    )
+    return list(session.execute(query.order_by(Restatement.id)).all())
+
+
+def ids_of(session: Session, restatement_ids: Collection[str]) -> dict[str, list[str]]:
+    """The tombstoned values of each restatement."""
+    query = select(Restatement.id, Restatement.ids).where(Restatement.id.in_(restatement_ids))
+    return {row.id: list(row.ids) for row in session.execute(query)}
+
+
+def dataset_by_table(session: Session, table_identifier: str) -> Dataset | None:
+    """The dataset whose Iceberg table is `table_identifier` (any organization)."""
+    query = select(Dataset).where(Dataset.table_identifier == table_identifier)
+    return session.scalars(query).first()

@@ -11,6 +11,7 @@ from app.lake import changes
 from app.lake.catalog import get_catalog
 from app.lake.changes_read import ReadContext
 from app.models import Dataset
+from app.restatements import gdpr
 from workers.celery_app import job_task
 from workers.runtime import JobContext, PermanentJobError
 
@@ -31,8 +32,11 @@ def export(ctx: JobContext) -> dict[str, Any]:
         if dataset is None:
             raise PermanentJobError(f"dataset {ctx.subject_id} no longer exists")
         identifier, identity = dataset.table_identifier, list(dataset.identity_columns)
+        dataset_id = dataset.id
     ctx.set_stage("planning", 0.01)
     table = get_catalog().load_table(identifier)
+    with session_scope() as session:
+        erased = gdpr.in_force(session, dataset_id, table)
     ends = []
     for snapshot_id in (first, last):
         snapshot = None if snapshot_id is None else table.snapshot_by_id(int(snapshot_id))
@@ -45,7 +49,7 @@ def export(ctx: JobContext) -> dict[str, Any]:
         rng = changes.snapshot_range(table, ends[0], ends[1])
     except (changes.MissingSnapshot, changes.NotAncestor) as exc:
         raise PermanentJobError(f"the range can no longer be read: {exc}") from None
-    tasks = changes.plan_changes(table, rng, kind)
+    tasks = changes.plan_changes(table, rng, kind, erased)
     spark = get_spark()
     spark.sparkContext.setJobGroup(ctx.request_id, f"export {kind} of {identifier}", True)
     progress = SparkProgress(spark.sparkContext, ctx.request_id)

@@ -10,6 +10,10 @@ only for rows of files whose data sequence number is lower than the tombstone's 
 bounds may hold one of the ids. Rows of every other file skip the filter. When every data file
 is older than every tombstone (the usual case between vacuums), the sequence-number test is
 always true, and the read is the anti join on the ids alone, without `_file`.
+
+Every GDPR tombstone in force joins the snapshot's own (`app.lake.gdpr`): an erased identity's
+older rows are hidden in every snapshot, those before the delete too. They are looked up in the
+metadata store (`app.restatements.gdpr.for_table`), which the workers share with the API.
 """
 
 from __future__ import annotations
@@ -26,7 +30,9 @@ from pyspark.sql import types as T
 from app.config import get_settings
 from app.lake import visible
 from app.lake.catalog import get_catalog
+from app.lake.gdpr import GdprTombstones
 from app.reads.service import resolve_as_of
+from app.restatements import gdpr as erasures
 from workers.spark.session import catalog_conf
 from workers.spark.types import spark_type
 
@@ -48,8 +54,12 @@ def read_dataset(
     as_of: str | int | None = None,
     *,
     catalog: Catalog | None = None,
+    gdpr: GdprTombstones | None = None,
 ) -> DataFrame:
-    """The rows of `dataset` visible now or at `as_of` (a snapshot id or an ISO 8601 time)."""
+    """The rows of `dataset` visible now or at `as_of` (a snapshot id or an ISO 8601 time).
+
+    `gdpr`: the GDPR tombstones in force; None looks them up in the metadata store.
+    """
     if catalog is None:
         catalog = get_catalog()
         for key, value in catalog_conf(get_settings()).items():  # declare it if Spark lacks it
@@ -61,7 +71,9 @@ def read_dataset(
     if snapshot is None:
         return spark.table(spark_name).limit(0)
     at = f"{spark_name} VERSION AS OF {snapshot.snapshot_id}"
-    filt = visible.tombstone_filter(table, snapshot)
+    if gdpr is None:
+        gdpr = erasures.for_table(identifier, table)
+    filt = visible.tombstone_filter(table, snapshot, gdpr)
     planned = visible.plan(table, snapshot)
     exposed = [(p.data_file.file_path, p.sequence_number) for p in planned if filt.candidates(p)]
     if not exposed:

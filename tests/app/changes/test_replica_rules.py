@@ -8,6 +8,13 @@ the visible rows): no row lost, none duplicated, no deleted row that was never t
 steps the consumer keeps that copy and moves its checkpoint, so ranges span several steps.
 The consumer's checkpoint pins the snapshots its next increment needs, so expiry never breaks
 it; a range that starts at an expired snapshot is a 410.
+
+GDPR reaches into the past (issue 10): a consumer re-reading history from its checkpoint in two
+hops, through a snapshot taken before a later GDPR delete, gets the erased person's rows reduced
+to identity and batch (never their other values); after the first hop its replica's full rows
+equal the read `as_of` that snapshot (which hides the person) and its reduced rows are exactly
+the model's erased rows of that snapshot; the second hop deletes them, and the replica equals
+the full read again.
 """
 
 from __future__ import annotations
@@ -47,6 +54,7 @@ ACTIONS = [
     "vacuum",
     "expire",
     "advance_checkpoint",
+    "reread_history",
 ]
 CHANGE_COLUMNS = {"_change_type", "_operation", "_batch_id", "_request_id", "_snapshot_id"}
 
@@ -87,6 +95,11 @@ def machine(client: TestClient, run_jobs: RunJobs) -> type[RuleBasedStateMachine
             self.replica: dict[int, dict[str, Any]] = {}
             self.created_since: set[int] = set()
             self.seen: list[int] = []  # snapshot ids seen, for the 410 check after expiry
+            self.recent: list[int] = []  # ingest/replay snapshots after the checkpoint
+            self.exact_at: dict[int, frozenset[int]] = {}  # their rows, by exact time travel
+            self.clock = 0  # the step count
+            self.step_of: dict[int, int] = {}  # row -> the step that committed it
+            self.deletes: list[tuple[int, list[str | None]]] = []  # (step, users): GDPR
             # the consumer registers before the first snapshot: it pins the whole history
             response = client.post(f"/v1/datasets/{self.did}/consumers", json={"name": "replica"})
             assert response.status_code in (200, 201), response.text
@@ -94,7 +107,15 @@ def machine(client: TestClient, run_jobs: RunJobs) -> type[RuleBasedStateMachine
 
         def new_rows(self, users: list[str | None]) -> Rows:
             records, self.next_id = allocate(self.user_of, self.next_id, users)
+            self.step_of.update((r, self.clock) for r, _ in records)
             return records
+
+        def erased(self, row: int) -> bool:
+            """A GDPR delete after the row's commit, of its user, hides it from every read."""
+            return any(
+                step > self.step_of[row] and self.user_of[row] in users
+                for step, users in self.deletes
+            )
 
         def added(self, batch: dict[str, Any], records: Rows) -> None:
             self.rows_of[batch["id"]] = {r for r, _ in records}
@@ -104,16 +125,21 @@ def machine(client: TestClient, run_jobs: RunJobs) -> type[RuleBasedStateMachine
             self.visible |= self.rows_of[batch["id"]]
             self.created_since |= self.rows_of[batch["id"]]
             self.seen.append(batch["snapshot_id"])
+            self.recent.append(batch["snapshot_id"])
+            self.exact_at[batch["snapshot_id"]] = frozenset(self.visible)
 
         @rule(action=st.sampled_from(ACTIONS), data=st.data())
         def step(self, action: str, data: st.DataObject) -> None:
             """One rule drawing the action, so that the mix is what ACTIONS says (hypothesis
             otherwise favours the rules with the simplest arguments)."""
             needs_batch = action in ("revert", "replay")
-            if (needs_batch and not self.live) or (
-                action == "advance_checkpoint" and not self.seen
+            if (
+                (needs_batch and not self.live)
+                or (action == "advance_checkpoint" and not self.seen)
+                or (action == "reread_history" and not self.recent)
             ):
                 action = "ingest"
+            self.clock += 1
             getattr(self, action)(data)
 
         def ingest(self, data: st.DataObject) -> None:
@@ -158,6 +184,7 @@ def machine(client: TestClient, run_jobs: RunJobs) -> type[RuleBasedStateMachine
             status = client.get(f"/v1/privacy/jobs/{response.json()['id']}").json()
             assert status["status"] in ("complete", "erased"), status
             self.visible -= {r for r in self.visible if self.user_of[r] in users}
+            self.deletes.append((self.clock, users))
 
         def vacuum(self, data: st.DataObject) -> None:
             budget = data.draw(st.sampled_from([None, {"max_files": 1}, {"tombstones": 1}]))
@@ -192,24 +219,73 @@ def machine(client: TestClient, run_jobs: RunJobs) -> type[RuleBasedStateMachine
             end = int(deleted.headers["X-Icebatch-To-Snapshot"])
             appended = changes(client, self.did, "appended", **start, to_snapshot=end)
             assert appended.status_code == 200, appended.text
-            consumed: set[int] = set()
-            for line in deleted.text.splitlines():
-                self.remove(replica, json.loads(line), consumed)
-            for line in appended.text.splitlines():
-                row = json.loads(line)
-                assert row["_change_type"] == "appended"
-                assert row["_operation"] in ("ingest", "replay"), row
-                assert row["event_id"] not in replica, f"appended twice: {row}"
-                replica[row["event_id"]] = {
-                    k: v for k, v in row.items() if k not in CHANGE_COLUMNS - {"_batch_id"}
-                }
+            self.apply(replica, deleted.text, appended.text)
             full = {r["event_id"]: r for r in rows(client, self.did, as_of=str(end))}
             assert replica == full
             return end, replica
 
+        def apply(self, replica: dict[int, dict[str, Any]], deleted: str, appended: str) -> None:
+            """Apply an increment's deleted lines, then its appended lines, to the replica. A
+            row reduced to identity and batch is filed under a row of the model that it may
+            be (rows of one user in one batch are alike)."""
+            consumed: set[int] = set()
+            for line in deleted.splitlines():
+                self.remove(replica, json.loads(line), consumed)
+            for line in appended.splitlines():
+                row = json.loads(line)
+                assert row["_change_type"] == "appended"
+                assert row["_operation"] in ("ingest", "replay"), row
+                event_id = row["event_id"]
+                if event_id is None:
+                    assert row["payload"] is None, row
+                    event_id = min(
+                        e
+                        for e in self.rows_of[row["_batch_id"]] - replica.keys()
+                        if self.user_of[e] == row["user_id"]
+                    )
+                    assert self.erased(event_id), f"reduced a row of no erased identity: {row}"
+                else:
+                    assert not self.erased(event_id), f"an erased row in full: {row}"
+                assert event_id not in replica, f"appended twice: {row}"
+                replica[event_id] = {
+                    k: v for k, v in row.items() if k not in CHANGE_COLUMNS - {"_batch_id"}
+                }
+
+        def reread_history(self, data: st.DataObject) -> None:
+            """Re-read from the checkpoint in two hops through an earlier snapshot. After the
+            first, the replica's rows of no erased identity are the read `as_of` it, and its
+            erased rows are the model's: reduced, unless the replica held them in full from
+            before the delete. After the second, the replica is the full read."""
+            middle = data.draw(st.sampled_from(self.recent))
+            start = {} if self.checkpoint is None else {"from_snapshot": self.checkpoint}
+            replica = dict(self.replica)
+            deleted = changes(client, self.did, "deleted", **start, to_snapshot=middle)
+            assert deleted.status_code == 200, deleted.text
+            appended = changes(client, self.did, "appended", **start, to_snapshot=middle)
+            assert appended.status_code == 200, appended.text
+            self.apply(replica, deleted.text, appended.text)
+            exact = self.exact_at[middle]
+            held = {e for e in replica if self.erased(e)}
+            assert held == {e for e in exact if self.erased(e)}
+            for event_id in held:  # reduced, or as the checkpoint's replica held it
+                assert replica[event_id]["event_id"] in (
+                    None,
+                    self.replica.get(event_id, {}).get("event_id"),
+                )
+            full = {r["event_id"]: r for r in rows(client, self.did, as_of=str(middle))}
+            assert {e: r for e, r in replica.items() if e not in held} == full
+            assert set(full) == exact - held
+            deleted = changes(client, self.did, "deleted", from_snapshot=middle)
+            assert deleted.status_code == 200, deleted.text
+            end = int(deleted.headers["X-Icebatch-To-Snapshot"])
+            appended = changes(client, self.did, "appended", from_snapshot=middle, to_snapshot=end)
+            assert appended.status_code == 200, appended.text
+            self.apply(replica, deleted.text, appended.text)
+            assert replica == {r["event_id"]: r for r in rows(client, self.did, as_of=str(end))}
+
         def advance_checkpoint(self, data: st.DataObject) -> None:
             end, self.replica = self.increment()
-            self.checkpoint, self.created_since = end, set()
+            self.checkpoint, self.created_since, self.recent = end, set(), []
             response = client.post(
                 f"/v1/datasets/{self.did}/consumers",
                 json={"name": "replica", "snapshot_id": end},
@@ -223,19 +299,27 @@ def machine(client: TestClient, run_jobs: RunJobs) -> type[RuleBasedStateMachine
             assert row["_change_type"] == "deleted"
             assert row["_operation"] in ("revert", "replay", "gdpr"), row
             if row["_operation"] == "gdpr":
-                # only the identity columns (and the batch) of a GDPR-deleted row are returned:
-                # each line deletes one row of that identity in that batch
                 assert row["event_id"] is None, row
+            if row["event_id"] is None:
+                # only the identity columns (and the batch) of a GDPR-deleted row, or of any
+                # row of an erased identity, are returned: each line deletes one row of that
+                # identity in that batch (the replica's own first)
                 assert row["payload"] is None, row
                 matches = sorted(
-                    e
-                    for e in {*replica, *self.created_since} - consumed
-                    if self.user_of[e] == row["user_id"] and self.batch_of[e] == row["_batch_id"]
+                    (
+                        e
+                        for e in {*replica, *self.created_since} - consumed
+                        if self.user_of[e] == row["user_id"]
+                        and self.batch_of[e] == row["_batch_id"]
+                    ),
+                    key=lambda e: (e not in replica, e),
                 )
                 assert matches, f"deleted a row that never was: {row}"
                 event_id = matches[0]
+                assert self.erased(event_id), f"reduced a row of no erased identity: {row}"
             else:
                 event_id = row["event_id"]
+                assert not self.erased(event_id), f"a row of an erased identity in full: {row}"
                 known = event_id in replica or event_id in self.created_since
                 assert known, f"deleted a row that never was: {row}"
                 assert event_id not in consumed, f"deleted twice: {row}"
