@@ -19,7 +19,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from tests.fixtures.datasets import EVENTS
-from tests.fixtures.e2e import finished, read_rows, start, upload_batch
+from tests.fixtures.e2e import done_job, finished, read_rows, start, upload_batch
 from tests.fixtures.service import Service, new_org, wait_for
 
 pytestmark = [pytest.mark.e2e, pytest.mark.spark]
@@ -127,8 +127,7 @@ def test_worker_killed_mid_ingest_loses_nothing(service: Service) -> None:
     batch = finished(client, batch_id)
     assert batch["status"] == "success", (batch, service.logs())
     assert batch["row_count"] == rows
-    job = client.get(f"/v1/jobs/{job_id}").json()
-    assert job["state"] == "succeeded"
+    job = done_job(client, job_id)  # its finish is written just after the batch's success
     assert job["attempt"] == 2
     snapshots = client.get(f"/v1/datasets/{dataset['id']}/snapshots").json()["items"]
     assert len(snapshots) == 1
