@@ -16,12 +16,12 @@ from fastapi import Depends, Header, Request
 from fastapi.encoders import jsonable_encoder
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
-from sqlalchemy import select
+from sqlalchemy import delete, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from app.auth import Org
-from app.db import DbSession
+from app.db import DbSession, session_scope
 from app.errors import Conflict, InvalidInput
 from app.models import IdempotencyKey
 
@@ -67,7 +67,11 @@ def run_once(
             raise Conflict(
                 f"a request with Idempotency-Key {key!r} is in progress; retry it shortly"
             ) from None
-        status, response = run()
+        try:
+            status, response = run()
+        except BaseException:
+            _forget_on_sqlite(session, org, key)
+            raise
         record.status_code = status
         record.response = jsonable_encoder(response, by_alias=True)
         session.flush()
@@ -80,6 +84,27 @@ def run_once(
         raise Conflict(f"a request with Idempotency-Key {key!r} is in progress; retry it shortly")
     headers = {"Idempotent-Replayed": "true"}
     return JSONResponse(existing.response, status_code=existing.status_code, headers=headers)
+
+
+def _forget_on_sqlite(session: Session, org: str, key: str) -> None:
+    """A request that failed leaves no key behind, so its retry runs again.
+
+    On PostgreSQL the key's row goes with the request's rolled-back transaction. SQLite's driver
+    opens no transaction before a SAVEPOINT, so releasing it committed the row on its own
+    (which also frees the write lock the Iceberg catalog's connection waits for): the row is
+    deleted here, after the request's own writes are rolled back.
+    """
+    if session.get_bind().dialect.name != "sqlite":
+        return
+    session.rollback()
+    with session_scope() as own:
+        own.execute(
+            delete(IdempotencyKey).where(
+                IdempotencyKey.org == org,
+                IdempotencyKey.key == key,
+                IdempotencyKey.status_code.is_(None),
+            )
+        )
 
 
 @dataclass(frozen=True)

@@ -148,6 +148,25 @@ def test_idempotency_key_replays_the_first_response(client: TestClient) -> None:
     assert client.post(f"/v1/batches/{batch_id}", params={"action": "COMPLETE"}).status_code == 409
 
 
+def test_a_failed_request_leaves_its_idempotency_key_free(client: TestClient) -> None:
+    """The retry of a refused request runs again (it is refused again, or succeeds once the
+    cause is gone), never a 409 'in progress' for a key nothing holds."""
+    _, batch_id = open_batch(client)
+    headers = {"Idempotency-Key": "complete-empty"}
+    action = {"action": "COMPLETE"}
+    refused = client.post(f"/v1/batches/{batch_id}", params=action, headers=headers)
+    assert refused.status_code == 422, refused.json()  # a batch with no file cannot complete
+    again = client.post(f"/v1/batches/{batch_id}", params=action, headers=headers)
+    assert again.status_code == 422
+    assert again.json()["detail"] == refused.json()["detail"]
+    client.put(f"/v1/batches/{batch_id}/files/a.csv", content=CSV)
+    done = client.post(f"/v1/batches/{batch_id}", params=action, headers=headers)
+    assert done.status_code == 202
+    replayed = client.post(f"/v1/batches/{batch_id}", params=action, headers=headers)
+    assert replayed.headers["idempotent-replayed"] == "true"
+    assert replayed.json()["job"]["id"] == done.json()["job"]["id"]
+
+
 def test_idempotency_keys_are_per_org(client_for: ClientFactory) -> None:
     alice, bob = client_for(), client_for()
     headers = {"Idempotency-Key": "same"}
