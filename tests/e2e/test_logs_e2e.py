@@ -12,7 +12,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from tests.fixtures.datasets import EVENTS
-from tests.fixtures.e2e import csv, done_job, finished
+from tests.fixtures.e2e import csv, done_job, finished, start
 from tests.fixtures.service import Service, free_port, new_org, wait_for
 
 pytestmark = [pytest.mark.e2e, pytest.mark.spark]
@@ -46,12 +46,7 @@ def test_one_request_id_from_http_to_job_to_snapshot(service: Service) -> None:
     metrics_port = free_port()
     service.env["ICEBATCH_WORKER_METRICS_PORT"] = str(metrics_port)
     key = service.create_key(new_org())
-    if service.mode == "embedded":  # type: ignore[attr-defined]
-        service.start_up()
-    else:
-        service.start_api()
-        service.start_worker()
-    client = service.client(key)
+    client = start(service, key)
     assert (
         httpx.get(
             f"{service.url}/v1/datasets", headers={"Authorization": "Bearer ib_x_" + "y" * 40}
