@@ -186,7 +186,7 @@ def erased_ids(
     erased: visible.TombstoneFilter, planned: visible.PlannedFile
 ) -> dict[str, list[Any]]:
     """Per column, the ids of GDPR tombstones in force that may hide rows of the file."""
-    return {c: ids.to_pylist() for c, ids in erased.candidates(planned).items()}
+    return erased.candidate_values(planned)
 
 
 def plan_appended(
@@ -211,7 +211,7 @@ def plan_appended(
                 planned.sequence_number,
                 planned.data_file.record_count,
                 batches=[committed[b] for b in wanted.to_pylist()],
-                hidden={c: ids.to_pylist() for c, ids in hiding.candidates(planned).items()},
+                hidden=hiding.candidate_values(planned),
                 erased=erased_ids(erased, planned),
             )
         )
@@ -354,7 +354,7 @@ def plan_deleted(table: Table, rng: ChangeRange, erased: visible.TombstoneFilter
             return
         hidden = {}
         if planned.sequence_number < rng.start_seq:
-            hidden = {c: ids.to_pylist() for c, ids in at_start.candidates(planned).items()}
+            hidden = at_start.candidate_values(planned)
         tasks.append(
             FileTask(
                 "deleted",

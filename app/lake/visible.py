@@ -93,6 +93,7 @@ class Namespace:
     max_seq: np.ndarray  # per id: the highest sequence number of a tombstone on it
     arrow_ids: pa.Array  # `ids` as Arrow (sliced per file, never rebuilt)
     subsets: dict[int, tuple[np.ndarray, pa.Array]] = field(default_factory=dict)
+    lists: dict[int, list[Any]] = field(default_factory=dict)  # `applicable` ids as Python
 
     def applicable(self, sequence_number: int) -> tuple[np.ndarray, pa.Array]:
         """The ids with a tombstone newer than `sequence_number` (cached per sequence number)."""
@@ -102,6 +103,14 @@ class Namespace:
             mask = self.max_seq > sequence_number
             self.subsets[sequence_number] = (self.ids[mask], pc.filter(self.arrow_ids, mask))
         return self.subsets[sequence_number]
+
+    def applicable_list(self, sequence_number: int) -> list[Any]:
+        """`applicable`'s ids as a Python list, converted once per filter (a file's candidates
+        are a slice of it: no per-file conversion of up to 100k+ ids)."""
+        key = -1 if sequence_number < self.min_seq else sequence_number
+        if key not in self.lists:
+            self.lists[key] = self.applicable(sequence_number)[1].to_pylist()
+        return self.lists[key]
 
     @property
     def min_seq(self) -> int:
@@ -162,6 +171,16 @@ class TombstoneFilter:
             window = bounds_window(ns, planned.data_file, ids)
             if window is not None:
                 found[ns.column] = arrow_ids.slice(window[0], window[1] - window[0])
+        return found
+
+    def candidate_values(self, planned: PlannedFile) -> dict[str, list[Any]]:
+        """`candidates` as Python lists (for tasks that travel as JSON)."""
+        found: dict[str, list[Any]] = {}
+        for ns in self.namespaces:
+            ids, _ = ns.applicable(planned.sequence_number)
+            window = bounds_window(ns, planned.data_file, ids)
+            if window is not None:
+                found[ns.column] = ns.applicable_list(planned.sequence_number)[slice(*window)]
         return found
 
     @property
