@@ -53,19 +53,7 @@ def record(
 
 
 def to_out(event: AuditEvent) -> AuditEventOut:
-    return AuditEventOut(
-        seq=event.seq,
-        at=event.at,
-        org=event.org,
-        key_id=event.key_id,
-        action=event.action,
-        method=event.method,
-        path=event.path,
-        target=event.target,
-        request_id=event.request_id,
-        status_code=event.status_code,
-        outcome=event.outcome,
-    )
+    return AuditEventOut.model_validate(event, from_attributes=True)
 
 
 def page(

@@ -30,17 +30,8 @@ def parse_duration(text: str) -> timedelta:
 
 
 def to_out(key: ApiKey) -> KeyOut:
-    return KeyOut(
-        id=key.id,
-        prefix=key.prefix,
-        org=key.org,
-        scope=Scope(key.scope),
-        name=key.name,
-        created_at=key.created_at,
-        expires_at=key.expires_at,
-        revoked_at=key.revoked_at,
-        last_used_at=key.last_used_at,
-    )
+    """A key as listed (the schema has no field for its secret or hash)."""
+    return KeyOut.model_validate(key, from_attributes=True)
 
 
 def create(
