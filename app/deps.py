@@ -19,9 +19,8 @@ from app.datasets import service as dataset_service
 from app.db import DbSession
 from app.lake.catalog import get_catalog
 from app.models import Dataset
+from app.pagination import MAX_OFFSET
 
-# SQL offsets are 64-bit integers: a larger one would fail in the driver (a 500), not answer 422
-MAX_OFFSET = 1_000_000_000
 Offset = Annotated[int, Query(ge=0, le=MAX_OFFSET, description="Items to skip")]
 
 

@@ -36,7 +36,7 @@ class MetricsMiddleware(BaseHTTPMiddleware):
 
 
 @router.get("/healthz")
-def healthz() -> dict[str, str]:
+def health_live() -> dict[str, str]:
     """The process is up."""
     return {"status": "ok"}
 
@@ -60,7 +60,7 @@ def _database() -> None:
 
 
 @router.get("/readyz")
-def readyz() -> JSONResponse:
+def health_ready() -> JSONResponse:
     """Ready when the database, the broker and the Iceberg catalog answer."""
     checks = dict(
         [
@@ -75,6 +75,6 @@ def readyz() -> JSONResponse:
 
 
 @router.get("/metrics")
-def metrics() -> Response:
+def health_metrics() -> Response:
     """Prometheus metrics."""
     return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)

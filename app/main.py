@@ -93,8 +93,15 @@ def _summaries_from_docstrings(app: FastAPI) -> None:
             route.summary, route.description = summary.strip(), rest.strip()
 
 
+def operation_id(route: APIRoute) -> str:
+    """An operation's OpenAPI `operationId` is its endpoint function's name (`batches_get`):
+    stable, readable, and the name of the SDK's function for it."""
+    return route.name
+
+
 def create_app() -> FastAPI:
     app = FastAPI(
+        generate_unique_id_function=operation_id,
         title="Icebatch",
         version="0.1.0",
         description="Batch control plane for Apache Iceberg: ingest, restate, read increments.",

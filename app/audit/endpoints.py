@@ -10,18 +10,16 @@ from app.audit.schemas import AuditPage
 from app.auth import Org, requires
 from app.db import DbSession
 from app.models import Scope
+from app.pagination import Paging
 
 router = APIRouter(prefix="/v1/audit", tags=["audit"])
 
 
 @router.get("", response_model=AuditPage, dependencies=[requires(Scope.ADMIN)])
-def read_audit(
+def audit_list(
     org: Org,
     session: DbSession,
-    limit: Annotated[int, Query(ge=1, le=500)] = 100,
-    cursor: Annotated[
-        str | None, Query(max_length=19, description="`next_cursor` of the page before")
-    ] = None,
+    paging: Paging,
     action: Annotated[
         str | None,
         Query(max_length=64, description="Only this action (`batches.*`: every batches action)"),
@@ -31,4 +29,7 @@ def read_audit(
     ] = None,
 ) -> AuditPage:
     """Your organization's audit trail, newest first, a page at a time."""
-    return service.page(session, org, cursor=cursor, action=action, since=since, limit=limit)
+    page = service.page(
+        session, org, cursor=paging.cursor, action=action, since=since, limit=paging.limit
+    )
+    return paging.respond(page)

@@ -5,6 +5,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from app.pagination import Page
+
 
 class AuditEventOut(BaseModel):
     seq: int = Field(description="Position in the trail (larger is newer)")
@@ -22,6 +24,5 @@ class AuditEventOut(BaseModel):
     outcome: str = Field(description="ok | error | denied")
 
 
-class AuditPage(BaseModel):
+class AuditPage(Page):
     items: list[AuditEventOut]
-    next_cursor: str | None = Field(description="Pass as `cursor` for the next (older) page")

@@ -65,9 +65,9 @@ def page(
     since: datetime | None,
     limit: int,
 ) -> AuditPage:
-    """A page of the org's trail, newest first; `next_cursor` continues with older events."""
+    """A page of the org's trail, newest first; `next` continues with older events."""
     if cursor is not None and not _CURSOR.match(cursor):
-        raise InvalidInput(f"cursor {cursor!r} is not one this API returned (next_cursor)")
+        raise InvalidInput(f"cursor {cursor!r} is not one this API returned (a page's `next`)")
     events = repository.page(
         session,
         org,
@@ -78,4 +78,4 @@ def page(
     )
     more = len(events) > limit
     items = [to_out(event) for event in events[:limit]]
-    return AuditPage(items=items, next_cursor=str(items[-1].seq) if more else None)
+    return AuditPage(items=items, next=str(items[-1].seq) if more else None)

@@ -1,8 +1,8 @@
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Any
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
 from app.auth import Org, requires
@@ -16,9 +16,9 @@ from app.batches.schemas import (
     BatchOut,
 )
 from app.db import DbSession
-from app.deps import Offset
 from app.idempotency import Idempotent
 from app.models import BatchStatus, Scope
+from app.pagination import Paging
 
 router = APIRouter(prefix="/v1/batches", tags=["batches"])
 
@@ -29,7 +29,7 @@ router = APIRouter(prefix="/v1/batches", tags=["batches"])
     response_model=BatchOut,
     dependencies=[requires(Scope.WRITE, "batches.open")],
 )
-def open_batch(
+def batches_create(
     body: BatchCreate, org: Org, session: DbSession, idempotent: Idempotent
 ) -> JSONResponse:
     """Open a batch; it accepts files while 'loading'."""
@@ -50,7 +50,7 @@ def open_batch(
     },
     dependencies=[requires(Scope.WRITE, "batches.upload")],
 )
-async def upload_file(
+async def batches_upload_file(
     batch_id: str, name: str, request: Request, org: Org, session: DbSession
 ) -> BatchFileOut:
     """Upload one file of the batch (the raw file as the request body)."""
@@ -64,7 +64,7 @@ async def upload_file(
     responses={202: {"model": BatchActionOut, "description": "COMPLETE or REVERT: the job"}},
     dependencies=[requires(Scope.WRITE, "batches.act", by="action")],
 )
-def act_on_batch(
+def batches_act(
     batch_id: str, action: BatchAction, org: Org, session: DbSession, idempotent: Idempotent
 ) -> JSONResponse:
     """Complete, abort or revert a batch.
@@ -75,20 +75,66 @@ def act_on_batch(
     return idempotent.run(None, lambda: service.act(session, org, batch_id, action))
 
 
+def _acting(action: BatchAction, status_code: int) -> Any:
+    """The route of `POST /v1/batches/{batch_id}/<action>`: the same call as `?action=`."""
+    return router.post(
+        f"/{{batch_id}}/{action.value.lower()}",
+        status_code=status_code,
+        response_model=BatchActionOut,
+        dependencies=[requires(Scope.WRITE, f"batches.act.{action.value}")],
+    )
+
+
+@_acting(BatchAction.COMPLETE, 202)
+def batches_complete(
+    batch_id: str, org: Org, session: DbSession, idempotent: Idempotent
+) -> JSONResponse:
+    """Complete a loading batch: an ingest job promotes its files as one snapshot.
+
+    The batch becomes 'staged'; the response carries the job to follow (`GET /v1/jobs/{id}`).
+    The same call as `POST /v1/batches/{batch_id}?action=COMPLETE`.
+    """
+    return idempotent.run(None, lambda: service.act(session, org, batch_id, BatchAction.COMPLETE))
+
+
+@_acting(BatchAction.ABORT, 200)
+def batches_abort(
+    batch_id: str, org: Org, session: DbSession, idempotent: Idempotent
+) -> JSONResponse:
+    """Abort a loading batch: its files are dropped and it becomes 'aborted'.
+
+    The same call as `POST /v1/batches/{batch_id}?action=ABORT`.
+    """
+    return idempotent.run(None, lambda: service.act(session, org, batch_id, BatchAction.ABORT))
+
+
+@_acting(BatchAction.REVERT, 202)
+def batches_revert(
+    batch_id: str, org: Org, session: DbSession, idempotent: Idempotent
+) -> JSONResponse:
+    """Revert a 'success' batch: a tombstone hides its rows and it becomes 'reverted'.
+
+    Merge-on-read: no data file is rewritten until a vacuum purges the rows. The response
+    carries the restatement job. The same call as `POST /v1/batches/{batch_id}?action=REVERT`.
+    """
+    return idempotent.run(None, lambda: service.act(session, org, batch_id, BatchAction.REVERT))
+
+
 @router.get("/{batch_id}", response_model=BatchOut)
-def get_batch(batch_id: str, org: Org, session: DbSession) -> BatchOut:
+def batches_get(batch_id: str, org: Org, session: DbSession) -> BatchOut:
     """Status, counts, errors, snapshot id and progress of a batch."""
     return service.describe(session, org, batch_id)
 
 
 @router.get("", response_model=BatchList)
-def list_batches(
+def batches_list(
     org: Org,
     session: DbSession,
+    paging: Paging,
     dataset_id: str | None = None,
     status: BatchStatus | None = None,
-    offset: Offset = 0,
-    limit: Annotated[int, Query(ge=1, le=500)] = 100,
 ) -> BatchList:
     """List batches, newest first, by dataset and status."""
-    return service.list_batches(session, org, dataset_id, status, offset, limit)
+    return paging.respond(
+        service.list_batches(session, org, dataset_id, status, paging.offset, paging.limit)
+    )

@@ -7,6 +7,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from app.jobs.schemas import JobOut
+from app.pagination import Page
 
 
 class BatchAction(enum.StrEnum):
@@ -69,6 +70,5 @@ class BatchActionOut(BaseModel):
     job: JobOut | None
 
 
-class BatchList(BaseModel):
+class BatchList(Page):
     items: list[BatchOut]
-    next_offset: int | None

@@ -40,6 +40,7 @@ from app.jobs import service as jobs
 from app.jobs.kinds import JobKind
 from app.lake import snapshots
 from app.models import Batch, BatchFile, BatchStatus, Job
+from app.pagination import next_cursor
 from app.restatements import service as restatements
 
 FILE_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,254}$")
@@ -335,5 +336,5 @@ def list_batches(
     rows = repository.page(session, org, dataset_id, status, offset, limit + 1)
     return BatchList(
         items=[to_out(session, b) for b in rows[:limit]],
-        next_offset=offset + limit if len(rows) > limit else None,
+        next=next_cursor(offset, limit, len(rows) > limit),
     )

@@ -18,7 +18,7 @@ router = APIRouter(prefix="/v1/datasets", tags=["changes"])
 
 
 @router.get("/{dataset_id}/changes", response_class=StreamingResponse)
-def read_changes(
+def changes_read(
     loaded: DatasetTable,
     session: DbSession,
     kind: ChangeKind,
@@ -61,7 +61,7 @@ def read_changes(
     response_model=ExportOut,
     dependencies=[requires(Scope.WRITE, "exports.create")],
 )
-def export_changes(
+def exports_create(
     loaded: DatasetTable,
     body: ExportCreate,
     org: Org,

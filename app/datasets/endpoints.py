@@ -1,17 +1,16 @@
 from __future__ import annotations
 
-from typing import Annotated
-
-from fastapi import APIRouter, Query
+from fastapi import APIRouter
 from fastapi.responses import JSONResponse
 
 from app.auth import Org, requires
 from app.datasets import service
 from app.datasets.schemas import DatasetCreate, DatasetList, DatasetOut, SnapshotList
 from app.db import DbSession
-from app.deps import DatasetTable, IcebergCatalog, Offset
+from app.deps import DatasetTable, IcebergCatalog
 from app.idempotency import Idempotent
 from app.models import Scope
+from app.pagination import Paging, window
 
 router = APIRouter(prefix="/v1/datasets", tags=["datasets"])
 
@@ -23,7 +22,7 @@ router = APIRouter(prefix="/v1/datasets", tags=["datasets"])
     response_model_by_alias=True,
     dependencies=[requires(Scope.WRITE, "datasets.create")],
 )
-def create_dataset(
+def datasets_create(
     body: DatasetCreate,
     org: Org,
     session: DbSession,
@@ -40,24 +39,24 @@ def create_dataset(
 
 
 @router.get("", response_model=DatasetList, response_model_by_alias=True)
-def list_datasets(
+def datasets_list(
     org: Org,
     session: DbSession,
     catalog: IcebergCatalog,
-    offset: Offset = 0,
-    limit: Annotated[int, Query(ge=1, le=500)] = 100,
+    paging: Paging,
 ) -> DatasetList:
-    """List the datasets of your organization."""
-    return service.list_datasets(session, catalog, org, offset, limit)
+    """List the datasets of your organization, oldest first."""
+    return paging.respond(service.list_datasets(session, catalog, org, paging.offset, paging.limit))
 
 
 @router.get("/{dataset_id}", response_model=DatasetOut, response_model_by_alias=True)
-def get_dataset(loaded: DatasetTable) -> DatasetOut:
+def datasets_get(loaded: DatasetTable) -> DatasetOut:
     """Show one dataset."""
     return service.describe(loaded.dataset, loaded.table)
 
 
 @router.get("/{dataset_id}/snapshots", response_model=SnapshotList)
-def list_snapshots(loaded: DatasetTable) -> SnapshotList:
+def datasets_snapshots(loaded: DatasetTable, paging: Paging) -> SnapshotList:
     """The dataset's snapshot log, newest first."""
-    return SnapshotList(items=service.snapshots(loaded.table))
+    items, after = window(service.snapshots(loaded.table), paging.offset, paging.limit)
+    return paging.respond(SnapshotList(items=items, next=after))

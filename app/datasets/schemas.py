@@ -5,6 +5,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from app.pagination import Page
+
 
 class DatasetCreate(BaseModel):
     name: str = Field(examples=["events"], description="Lowercase letters, digits and '_'.")
@@ -36,9 +38,8 @@ class DatasetOut(BaseModel):
     created_at: datetime
 
 
-class DatasetList(BaseModel):
+class DatasetList(Page):
     items: list[DatasetOut]
-    next_offset: int | None
 
 
 class SnapshotOut(BaseModel):
@@ -55,5 +56,5 @@ class SnapshotOut(BaseModel):
     summary: dict[str, str]
 
 
-class SnapshotList(BaseModel):
+class SnapshotList(Page):
     items: list[SnapshotOut]

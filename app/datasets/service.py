@@ -19,6 +19,7 @@ from app.errors import DatasetExists, InvalidInput, NotFound
 from app.lake import retention, tables, tombstones
 from app.lake.types import BATCH_COLUMN, field_to_spec, schema_from_specs
 from app.models import Dataset
+from app.pagination import next_cursor
 
 DATASET_NAME_RE = re.compile(r"^[a-z][a-z0-9_]{0,127}$")
 
@@ -97,7 +98,7 @@ def list_datasets(
     """A page of the organization's datasets, oldest first, each described from its table."""
     rows = repository.page(session, org, offset, limit + 1)
     items = [describe(d, load(catalog, d)) for d in rows[:limit]]
-    return DatasetList(items=items, next_offset=offset + limit if len(rows) > limit else None)
+    return DatasetList(items=items, next=next_cursor(offset, limit, len(rows) > limit))
 
 
 def snapshots(table: Table) -> list[SnapshotOut]:

@@ -5,6 +5,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from app.pagination import Page
+
 
 class JobOut(BaseModel):
     id: str
@@ -25,6 +27,5 @@ class JobOut(BaseModel):
     error: str | None
 
 
-class JobList(BaseModel):
+class JobList(Page):
     items: list[JobOut]
-    next_offset: int | None

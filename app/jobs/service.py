@@ -18,6 +18,7 @@ from app.jobs.kinds import JobKind, Payload
 from app.jobs.schemas import JobList, JobOut
 from app.limits.inflight import broker_priority, job_backlog
 from app.models import Job, JobState, OutboxMessage
+from app.pagination import next_cursor
 from app.request_context import current_request_id, new_request_id
 
 log = logging.getLogger(__name__)
@@ -113,7 +114,7 @@ def list_jobs(
     rows = repository.page(session, org, state, kind, offset, limit + 1)
     return JobList(
         items=[to_out(j) for j in rows[:limit]],
-        next_offset=offset + limit if len(rows) > limit else None,
+        next=next_cursor(offset, limit, len(rows) > limit),
     )
 
 

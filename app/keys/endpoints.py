@@ -7,6 +7,7 @@ from app.db import DbSession
 from app.keys import service
 from app.keys.schemas import KeyCreate, KeyCreated, KeyList, KeyOut
 from app.models import Scope
+from app.pagination import Paging, window
 
 router = APIRouter(prefix="/v1/keys", tags=["keys"])
 
@@ -17,20 +18,21 @@ router = APIRouter(prefix="/v1/keys", tags=["keys"])
     response_model=KeyCreated,
     dependencies=[requires(Scope.ADMIN, "keys.create")],
 )
-def create_key(body: KeyCreate, org: Org, session: DbSession) -> KeyCreated:
+def keys_create(body: KeyCreate, org: Org, session: DbSession) -> KeyCreated:
     """Create an API key of your organization; its secret is in this response only."""
     return service.create(session, org, body.scope, body.name, body.expires_in)
 
 
 @router.get("", response_model=KeyList, dependencies=[requires(Scope.ADMIN)])
-def list_keys(org: Org, session: DbSession) -> KeyList:
+def keys_list(org: Org, session: DbSession, paging: Paging) -> KeyList:
     """Your organization's keys (never their secrets), oldest first."""
-    return KeyList(items=[service.to_out(key) for key in service.list_keys(session, org)])
+    keys, after = window(service.list_keys(session, org), paging.offset, paging.limit)
+    return paging.respond(KeyList(items=[service.to_out(key) for key in keys], next=after))
 
 
 @router.delete(
     "/{key_id}", response_model=KeyOut, dependencies=[requires(Scope.ADMIN, "keys.revoke")]
 )
-def revoke_key(key_id: str, org: Org, session: DbSession) -> KeyOut:
+def keys_revoke(key_id: str, org: Org, session: DbSession) -> KeyOut:
     """Revoke a key: it answers 401 from the next request on."""
     return service.to_out(service.revoke(session, org, key_id))

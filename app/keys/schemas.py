@@ -5,6 +5,7 @@ from datetime import datetime
 from pydantic import BaseModel, Field
 
 from app.models import Scope
+from app.pagination import Page
 
 DURATION_PATTERN = r"^[1-9][0-9]{0,5}[smhdw]$"
 
@@ -37,5 +38,5 @@ class KeyCreated(KeyOut):
     key: str = Field(description="The API key: shown this once, store it now")
 
 
-class KeyList(BaseModel):
+class KeyList(Page):
     items: list[KeyOut]

@@ -22,7 +22,7 @@ router = APIRouter(prefix="/v1/datasets", tags=["maintenance"])
     response_model=JobOut,
     dependencies=[requires(Scope.ADMIN, "maintenance.vacuum")],
 )
-def vacuum(
+def maintenance_vacuum(
     dataset: OrgDataset, body: VacuumRequest, session: DbSession, idempotent: Idempotent
 ) -> JSONResponse:
     """Purge tombstoned rows and tombstones (a job: scan, purge data, purge metadata, commit).
@@ -43,7 +43,7 @@ def vacuum(
     response_model=JobOut,
     dependencies=[requires(Scope.ADMIN, "maintenance.compact")],
 )
-def compact(
+def maintenance_compact(
     dataset: OrgDataset,
     body: CompactRequest,
     session: DbSession,

@@ -29,7 +29,7 @@ def stream(
 
 
 @router.get("/{dataset_id}/rows", response_class=StreamingResponse)
-def read_rows(
+def rows_read(
     loaded: DatasetTable,
     session: DbSession,
     format: Format = "jsonl",

@@ -5,6 +5,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from app.pagination import Page
+
 MAX_GDPR_VALUES = 100_000
 
 
@@ -58,8 +60,7 @@ class TombstoneOut(BaseModel):
     meta: dict[str, Any]
 
 
-class TombstoneList(BaseModel):
+class TombstoneList(Page):
     snapshot_id: int | None
     total: int
     items: list[TombstoneOut]
-    next_offset: int | None

@@ -29,6 +29,7 @@ from app.models import (
     RestatementKind,
     RestatementState,
 )
+from app.pagination import next_cursor
 from app.reads.service import resolve_as_of
 from app.restatements import repository
 from app.restatements.schemas import (
@@ -320,7 +321,7 @@ def list_tombstones(
         snapshot_id=snapshot.snapshot_id if snapshot else None,
         total=rows.num_rows,
         items=items,
-        next_offset=offset + limit if offset + limit < rows.num_rows else None,
+        next=next_cursor(offset, limit, offset + limit < rows.num_rows),
     )
 
 

@@ -10,6 +10,7 @@ from app.idempotency import Idempotent
 from app.jobs import service as jobs
 from app.jobs.schemas import JobOut
 from app.models import Scope
+from app.pagination import Paging, window
 from app.retention import service
 from app.retention.schemas import (
     ConsumerCreate,
@@ -27,13 +28,13 @@ router = APIRouter(prefix="/v1/datasets", tags=["retention"])
     response_model=RetentionOut,
     dependencies=[requires(Scope.ADMIN, "retention.set")],
 )
-def set_retention(dataset: OrgDataset, body: RetentionUpdate, session: DbSession) -> RetentionOut:
+def retention_set(dataset: OrgDataset, body: RetentionUpdate, session: DbSession) -> RetentionOut:
     """Set the dataset's snapshot retention policy (fields left out keep their value)."""
     return service.set_retention(session, dataset, body)
 
 
 @router.get("/{dataset_id}/retention", response_model=RetentionOut)
-def get_retention(dataset: OrgDataset) -> RetentionOut:
+def retention_get(dataset: OrgDataset) -> RetentionOut:
     """The dataset's retention policy in force."""
     return service.retention_out(dataset)
 
@@ -44,7 +45,9 @@ def get_retention(dataset: OrgDataset) -> RetentionOut:
     response_model=JobOut,
     dependencies=[requires(Scope.ADMIN, "retention.expire")],
 )
-def expire(dataset: OrgDataset, session: DbSession, idempotent: Idempotent) -> JSONResponse:
+def retention_expire(
+    dataset: OrgDataset, session: DbSession, idempotent: Idempotent
+) -> JSONResponse:
     """Expire snapshots beyond the policy and delete orphan files (409 while one runs)."""
 
     def run() -> tuple[int, JobOut]:
@@ -58,15 +61,16 @@ def expire(dataset: OrgDataset, session: DbSession, idempotent: Idempotent) -> J
     response_model=ConsumerOut,
     dependencies=[requires(Scope.WRITE, "consumers.set")],
 )
-def set_consumer(loaded: DatasetTable, body: ConsumerCreate, session: DbSession) -> ConsumerOut:
+def consumers_set(loaded: DatasetTable, body: ConsumerCreate, session: DbSession) -> ConsumerOut:
     """Register or move a consumer's checkpoint; it pins the snapshots its next read needs."""
     return service.upsert_consumer(session, loaded.dataset, loaded.table, body)
 
 
 @router.get("/{dataset_id}/consumers", response_model=ConsumerList)
-def list_consumers(dataset: OrgDataset, session: DbSession) -> ConsumerList:
-    """The dataset's consumers and their checkpoints."""
-    return service.list_consumers(session, dataset)
+def consumers_list(dataset: OrgDataset, session: DbSession, paging: Paging) -> ConsumerList:
+    """The dataset's consumers and their checkpoints, by name."""
+    items, after = window(service.consumers(session, dataset), paging.offset, paging.limit)
+    return paging.respond(ConsumerList(items=items, next=after))
 
 
 @router.delete(
@@ -74,7 +78,7 @@ def list_consumers(dataset: OrgDataset, session: DbSession) -> ConsumerList:
     status_code=204,
     dependencies=[requires(Scope.WRITE, "consumers.delete")],
 )
-def delete_consumer(dataset: OrgDataset, name: str, session: DbSession) -> Response:
+def consumers_delete(dataset: OrgDataset, name: str, session: DbSession) -> Response:
     """Forget a consumer: its snapshots are no longer pinned."""
     service.delete_consumer(session, dataset, name)
     return Response(status_code=204)

@@ -4,6 +4,8 @@ from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from app.pagination import Page
+
 
 class RetentionUpdate(BaseModel):
     """A dataset's retention policy; a field left out keeps its current value."""
@@ -42,5 +44,5 @@ class ConsumerOut(BaseModel):
     updated_at: datetime
 
 
-class ConsumerList(BaseModel):
+class ConsumerList(Page):
     items: list[ConsumerOut]

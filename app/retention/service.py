@@ -20,7 +20,6 @@ from app.retention import repository
 from app.retention.erasure import IN_FLIGHT
 from app.retention.schemas import (
     ConsumerCreate,
-    ConsumerList,
     ConsumerOut,
     RetentionOut,
     RetentionUpdate,
@@ -88,9 +87,9 @@ def consumer_out(consumer: Consumer) -> ConsumerOut:
     )
 
 
-def list_consumers(session: Session, dataset: Dataset) -> ConsumerList:
+def consumers(session: Session, dataset: Dataset) -> list[ConsumerOut]:
     """The dataset's consumers and their checkpoints, by name."""
-    return ConsumerList(items=[consumer_out(c) for c in repository.consumers(session, dataset.id)])
+    return [consumer_out(c) for c in repository.consumers(session, dataset.id)]
 
 
 def pins(session: Session, dataset_id: str) -> list[Pin]:

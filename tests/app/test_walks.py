@@ -87,6 +87,15 @@ WALKS: dict[tuple[str, str], Walk] = {
     ("POST", "/v1/batches/{batch_id}"): Walk(
         "write", at("/v1/batches/{o.batch}", params={"action": "ABORT"}), True
     ),
+    ("POST", "/v1/batches/{batch_id}/abort"): Walk(
+        "write", at("/v1/batches/{o.batch}/abort"), True
+    ),
+    ("POST", "/v1/batches/{batch_id}/complete"): Walk(
+        "write", at("/v1/batches/{o.batch}/complete"), True
+    ),
+    ("POST", "/v1/batches/{batch_id}/revert"): Walk(
+        "write", at("/v1/batches/{o.batch}/revert"), True
+    ),
     ("GET", "/v1/batches/{batch_id}"): Walk("read", at("/v1/batches/{o.batch}"), True),
     ("GET", "/v1/jobs"): Walk("read", at("/v1/jobs"), False),
     ("GET", "/v1/jobs/{job_id}"): Walk("read", at("/v1/jobs/{o.job}"), True),

@@ -103,7 +103,7 @@ def audit(client: httpx.Client, dataset_id: str, sent: Sent) -> dict[str, int]:
 
     # exactly one tombstone per (request, id), at its request's sequence number
     listing = client.get(f"/v1/datasets/{dataset_id}/tombstones", params={"limit": 10_000}).json()
-    assert listing["next_offset"] is None
+    assert listing["next"] is None
     found: dict[str, Counter[tuple[str, str, int]]] = defaultdict(Counter)
     for t in listing["items"]:
         found[t["meta"]["request_id"]][(t["namespace"], t["id"], t["added_sequence_number"])] += 1

@@ -129,7 +129,7 @@ def test_audit_pages_filters_and_orgs(client_for: ClientFactory) -> None:
         params: dict[str, Any] = {"limit": 2} | ({"cursor": cursor} if cursor else {})
         page = admin.get("/v1/audit", params=params).json()
         paged += page["items"]
-        cursor = page["next_cursor"]
+        cursor = page["next"]
         if cursor is None:
             break
     assert paged == everything

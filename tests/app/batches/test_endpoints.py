@@ -113,10 +113,12 @@ def test_abort_and_list(client: TestClient) -> None:
     assert [b["id"] for b in only_loading] == [second]
     page = client.get("/v1/batches", params={"dataset_id": dataset_id, "limit": 1}).json()
     assert len(page["items"]) == 1
-    assert page["next_offset"] == 1
-    rest = client.get("/v1/batches", params={"dataset_id": dataset_id, "offset": 1}).json()
-    assert len(rest["items"]) == 1
-    assert rest["next_offset"] is None
+    assert page["next"] is not None
+    rest = client.get("/v1/batches", params={"dataset_id": dataset_id, "cursor": page["next"]})
+    assert len(rest.json()["items"]) == 1
+    assert rest.json()["next"] is None
+    assert "Link" not in rest.headers
+    rest = rest.json()
     assert {page["items"][0]["id"], rest["items"][0]["id"]} == {first, second}
 
 

@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
+from app.pagination import offset_cursor
 from tests.fixtures.batches import csv_rows, ids, ingest, replay
 from tests.fixtures.datasets import EVENTS
 from tests.fixtures.spark import RunJobs
@@ -236,7 +237,9 @@ def test_gdpr_delete_of_100k_values(client: TestClient, run_jobs: RunJobs) -> No
     assert status["tombstones_written"] == 100_000
     assert status["rows_hidden"] == 50
     assert ids(client, did) == []
-    page = client.get(f"/v1/datasets/{did}/tombstones", params={"limit": 10, "offset": 99_995})
+    page = client.get(
+        f"/v1/datasets/{did}/tombstones", params={"limit": 10, "cursor": offset_cursor(99_995)}
+    )
     assert page.json()["total"] == 100_000
     assert len(page.json()["items"]) == 5
-    assert page.json()["next_offset"] is None
+    assert page.json()["next"] is None
