@@ -1,0 +1,247 @@
+"""How the client commands print: a table for people, `--json` for scripts, progress bars on
+stderr (never mixed into stdout), and SDK errors as one line with the request id and an exit
+code (never a traceback)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from datetime import datetime
+from enum import IntEnum
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    DownloadColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+    TransferSpeedColumn,
+)
+from rich.table import Table
+
+stdout = Console(soft_wrap=True)
+stderr = Console(stderr=True)
+
+AsJson = Annotated[bool, typer.Option("--json", help="Print JSON (for scripts).")]
+ShowProgress = Annotated[
+    bool | None,
+    typer.Option(
+        "--progress/--no-progress",
+        help="Progress bars on stderr (default: when stderr is a terminal).",
+        show_default=False,
+    ),
+]
+
+
+class Exit(IntEnum):
+    """The client commands' exit codes."""
+
+    OK = 0
+    FAILED = 1  # the batch or job ended failed
+    INVALID = 2  # usage, or the API refused the input (400, 409, 410, 413, 422)
+    NOT_FOUND = 3
+    DENIED = 4  # 401, 403
+    UNAVAILABLE = 5  # unreachable, 429/503 after retries, or a server error
+
+
+def plain(value: Any) -> Any:
+    """A model of the SDK (or a list or dict of them) as JSON-ready data."""
+    if hasattr(value, "to_dict"):
+        return plain(value.to_dict())
+    if isinstance(value, Mapping):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain(v) for v in value]
+    if isinstance(value, datetime):
+        return value.isoformat()
+    return value
+
+
+def print_json(value: Any) -> None:
+    """`value` as indented JSON on stdout."""
+    sys.stdout.write(json.dumps(plain(value), indent=2, default=str) + "\n")
+
+
+Column = tuple[str, Callable[[dict[str, Any]], Any]]
+
+
+def field(name: str) -> Callable[[dict[str, Any]], Any]:
+    return lambda row: row.get(name)
+
+
+def cell(value: Any) -> str:
+    """One table cell: '-' for nothing, short times, readable numbers."""
+    if value is None or value == "":
+        return "-"
+    if isinstance(value, float):
+        return f"{value:.2f}"
+    if isinstance(value, int) and not isinstance(value, bool):
+        return f"{value:,}"
+    text = str(value)
+    if len(text) >= 19 and text[4:5] == "-" and text[10:11] == "T":  # an ISO time
+        return text[:19].replace("T", " ")
+    return text
+
+
+def print_table(rows: Sequence[dict[str, Any]], columns: Sequence[Column], title: str = "") -> None:
+    """Rows as a table on stdout."""
+    table = Table(
+        *[name for name, _ in columns], title=title or None, box=None, title_justify="left"
+    )
+    for row in rows:
+        table.add_row(*[cell(get(row)) for _, get in columns])
+    stdout.print(table)
+
+
+def print_fields(data: dict[str, Any], keys: Sequence[str]) -> None:
+    """`key: value` lines for one object."""
+    width = max(len(k) for k in keys)
+    for key in keys:
+        stdout.print(f"[bold]{key.ljust(width)}[/]  {cell(data.get(key))}", highlight=False)
+
+
+def progress_wanted(flag: bool | None) -> bool:
+    """Progress bars when asked, else when stderr is a terminal."""
+    return flag if flag is not None else stderr.is_terminal
+
+
+class Bars:
+    """Upload bytes and job progress as rich bars on stderr; silent when disabled."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+        self.progress = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            TextColumn("{task.percentage:>5.1f}%"),
+            DownloadColumn(),
+            TransferSpeedColumn(),
+            TimeElapsedColumn(),
+            console=stderr,
+            transient=False,
+        )
+        self.jobs = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            TextColumn("{task.percentage:>5.1f}%"),
+            TextColumn("{task.fields[state]}"),
+            TimeElapsedColumn(),
+            console=stderr,
+        )
+        self._uploads: dict[str, TaskID] = {}
+        self._job: TaskID | None = None
+        self._started = False
+
+    def _start(self, progress: Progress) -> None:
+        if not self._started:
+            self._started = True
+            self._active = progress
+            progress.start()
+        elif self._active is not progress:
+            self._active.stop()
+            self._active = progress
+            progress.start()
+
+    def on_upload(self, name: str, sent: int, total: int | None) -> None:
+        """The SDK's upload callback: `sent` of `total` bytes of file `name`."""
+        if not self.enabled:
+            return
+        self._start(self.progress)
+        if name not in self._uploads:
+            self._uploads[name] = self.progress.add_task(f"upload {name}", total=total)
+        self.progress.update(self._uploads[name], completed=sent, total=total)
+
+    def on_progress(self, thing: Any) -> None:
+        """The SDK's wait callback: a batch or job as it is now."""
+        if not self.enabled:
+            return
+        data = plain(thing)
+        state = data.get("stage") or data.get("status") or data.get("state") or ""
+        if "state" in data and "stage" in data:
+            state = f"{data['state']}: {data['stage']}"
+        done = float(data.get("progress") or 0.0)
+        self._start(self.jobs)
+        if self._job is None:
+            self._job = self.jobs.add_task(
+                f"{data.get('kind', 'batch')} {data.get('id', '')}", total=1.0, state=state
+            )
+        self.jobs.update(self._job, completed=done, state=state)
+
+    def close(self) -> None:
+        if self._started:
+            self._active.stop()
+
+
+@contextmanager
+def bars(enabled: bool) -> Iterator[Bars]:
+    """Progress bars that stop (and leave their last line) whatever happens."""
+    shown = Bars(enabled)
+    try:
+        yield shown
+    finally:
+        shown.close()
+
+
+ERROR_COLUMNS: list[Column] = [
+    ("file", field("file")),
+    ("row", field("row")),
+    ("field", field("field")),
+    ("value", field("value")),
+    ("reason", field("reason")),
+]
+
+
+def print_row_errors(batch: dict[str, Any]) -> None:
+    """A failed batch's row-level errors, as a table on stderr."""
+    errors = batch.get("errors") or []
+    stderr.print(f"[bold red]batch {batch.get('id')} failed[/]: {len(errors)} row error(s)")
+    table = Table(*[name for name, _ in ERROR_COLUMNS], box=None)
+    for error in errors:
+        table.add_row(*[cell(get(error)) for _, get in ERROR_COLUMNS])
+    stderr.print(table)
+
+
+def _code(status: int) -> Exit:
+    if status == 404:
+        return Exit.NOT_FOUND
+    if status in (401, 403):
+        return Exit.DENIED
+    if status in (429, 503) or status >= 500:
+        return Exit.UNAVAILABLE
+    return Exit.INVALID
+
+
+@contextmanager
+def client_errors(as_json: bool = False) -> Iterator[None]:
+    """SDK errors as one line on stderr and the exit code of `Exit` (no traceback); a failed
+    batch also prints its row-level errors (or its JSON on stdout with `--json`)."""
+    import httpx
+    from icebatch_client import BatchFailed, IcebatchError, JobFailed
+
+    try:
+        yield
+    except BatchFailed as exc:
+        batch = plain(exc.batch)
+        if as_json:
+            print_json(batch)
+        print_row_errors(batch)
+        raise typer.Exit(Exit.FAILED) from None
+    except JobFailed as exc:
+        job = plain(exc.job)
+        if as_json:
+            print_json(job)
+        stderr.print(f"[bold red]job {job.get('id')} failed[/]: {job.get('error') or '-'}")
+        raise typer.Exit(Exit.FAILED) from None
+    except IcebatchError as exc:
+        where = f" (request {exc.request_id})" if exc.request_id else ""
+        stderr.print(f"[bold red]error[/] {exc.status}: {exc.detail}{where}", highlight=False)
+        raise typer.Exit(_code(exc.status)) from None
+    except httpx.HTTPError as exc:
+        stderr.print(f"[bold red]error[/]: cannot reach the API: {exc}", highlight=False)
+        raise typer.Exit(Exit.UNAVAILABLE) from None

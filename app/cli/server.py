@@ -1,0 +1,131 @@
+"""`icebatch up|api|worker|migrate`: run the product's processes and migrate the metadata store."""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import subprocess
+import sys
+import time
+from typing import Annotated
+
+import typer
+from alembic import command
+from alembic.config import Config
+
+from app.cli.base import cli
+from app.config import PROJECT_ROOT, get_settings
+
+Port = Annotated[int, typer.Option(help="Port of the HTTP API.")]
+Host = Annotated[str, typer.Option(help="Address the HTTP API binds.")]
+log = logging.getLogger("icebatch")
+
+
+def alembic_config(url: str | None = None) -> Config:
+    config = Config(str(PROJECT_ROOT / "alembic.ini"))
+    config.set_main_option("script_location", str(PROJECT_ROOT / "migrations"))
+    config.set_main_option(
+        "sqlalchemy.url", (url or get_settings().sqlalchemy_url).replace("%", "%%")
+    )
+    return config
+
+
+@cli.command()
+def migrate() -> None:
+    """Bring the metadata store to the newest schema and create the Iceberg catalog tables."""
+    from app.lake.catalog import get_catalog
+
+    command.upgrade(alembic_config(), "head")
+    get_catalog()  # PyIceberg's SqlCatalog creates iceberg_tables & co. if they are missing
+
+
+def _worker_argv(concurrency: int, beat: bool = False) -> list[str]:
+    # `-B`: Celery's embedded beat sends `icebatch.schedule` (automatic maintenance) periodically
+    extra = ["-B", "--schedule", str(get_settings().home / "celerybeat-schedule")] if beat else []
+    return [
+        sys.executable,
+        "-m",
+        "celery",
+        "-A",
+        "workers.celery_app",
+        "--quiet",  # no banner on stdout: every line is a log line (workers/celery_app.py)
+        "worker",
+        "--pool",
+        "solo" if concurrency == 1 else "threads",
+        "--concurrency",
+        str(concurrency),
+        "--queues",
+        "icebatch",
+        "--loglevel",
+        "INFO",
+        "--without-gossip",
+        "--without-mingle",
+        *extra,
+    ]
+
+
+def _api_argv(host: str, port: int) -> list[str]:
+    return [sys.executable, "-m", "app.cli", "serve", "--host", host, "--port", str(port)]
+
+
+@cli.command(hidden=True)
+def serve(host: Host = "127.0.0.1", port: Port = 8000) -> None:
+    """Uvicorn in this process, logging through Icebatch's configuration (`api` runs this)."""
+    import uvicorn
+
+    # in-flight requests never outnumber pooled connections: each holds at most one, so none
+    # waits for a connection held by a request that waits for a thread (503 beyond the limit)
+    settings = get_settings()
+    limit = settings.db_pool_size + settings.db_max_overflow
+    uvicorn.run("app.main:app", host=host, port=port, limit_concurrency=limit, log_config=None)
+
+
+@cli.command()
+def api(host: Host = "127.0.0.1", port: Port = 8000) -> None:
+    """Run the HTTP API only (production: workers run apart)."""
+    migrate()
+    os.execv(sys.executable, _api_argv(host, port))
+
+
+@cli.command()
+def worker(
+    concurrency: Annotated[int, typer.Option(help="Jobs at once in this process.")] = 1,
+    beat: Annotated[
+        bool, typer.Option(help="Also run the maintenance scheduler (one worker per deployment).")
+    ] = False,
+) -> None:
+    """Run one worker process: Celery consumer, long-lived SparkSession, reconciler."""
+    migrate()
+    os.execv(sys.executable, _worker_argv(concurrency, beat))
+
+
+@cli.command()
+def up(host: Host = "127.0.0.1", port: Port = 8000) -> None:
+    """Run API and one worker together (embedded mode needs no settings)."""
+    settings = get_settings()
+    migrate()
+    log.info("icebatch up: home %s, API on http://%s:%s", settings.home, host, port)
+    children = [
+        subprocess.Popen(_worker_argv(1, beat=True)),
+        subprocess.Popen(_api_argv(host, port)),
+    ]
+
+    def stop(*_: object) -> None:
+        for child in children:
+            if child.poll() is None:
+                child.terminate()
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    try:
+        while all(child.poll() is None for child in children):
+            time.sleep(0.5)
+    finally:
+        stop()
+        for child in children:
+            try:
+                child.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                child.kill()
+    raise typer.Exit(max(child.returncode or 0 for child in children))
