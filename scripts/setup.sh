@@ -62,10 +62,12 @@ fi
 say "installing Python packages (pinned in pyproject.toml)"
 log="$(mktemp)"
 # constraints.txt pins every transitive package too (regenerate: pip freeze --exclude-editable)
-if ! "$VENV/bin/python" -m pip install --quiet -c "$ROOT/constraints.txt" -e "$ROOT[dev]" >"$log" 2>&1
+# the SDK (clients/python, its own distribution) first: the CLI of the main package uses it
+if ! "$VENV/bin/python" -m pip install --quiet -c "$ROOT/constraints.txt" \
+  -e "$ROOT/clients/python" -e "$ROOT[dev]" >"$log" 2>&1
 then
   cat "$log"; rm -f "$log"; exit 1
 fi
 rm -f "$log"
-"$VENV/bin/python" -c "import app, workers, pyspark, pyiceberg" # fail here, not in the tests
+"$VENV/bin/python" -c "import app, workers, pyspark, pyiceberg, icebatch_client" # fail here, not in tests
 say "ready: activate with 'source .venv/bin/activate', then 'icebatch up' or 'make test'"

@@ -25,8 +25,9 @@ from rich.progress import (
 )
 from rich.table import Table
 
-stdout = Console(soft_wrap=True)
-stderr = Console(stderr=True)
+# a pipe gets whole lines (ids are never cut): rich would wrap at 80 columns
+stdout = Console(soft_wrap=True, width=None if sys.stdout.isatty() else 250)
+stderr = Console(stderr=True, width=None if sys.stderr.isatty() else 250)
 
 AsJson = Annotated[bool, typer.Option("--json", help="Print JSON (for scripts).")]
 ShowProgress = Annotated[
@@ -81,8 +82,8 @@ def cell(value: Any) -> str:
         return "-"
     if isinstance(value, float):
         return f"{value:.2f}"
-    if isinstance(value, int) and not isinstance(value, bool):
-        return f"{value:,}"
+    if isinstance(value, list):
+        return ", ".join(cell(v) for v in value) or "-"
     text = str(value)
     if len(text) >= 19 and text[4:5] == "-" and text[10:11] == "T":  # an ISO time
         return text[:19].replace("T", " ")

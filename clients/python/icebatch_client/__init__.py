@@ -1,0 +1,47 @@
+"""The Icebatch Python SDK: `Icebatch` (and its async twin `AsyncIcebatch`) over a client
+generated from the API's OpenAPI contract (`icebatch_client._generated`, never edited by hand).
+
+    from icebatch_client import Icebatch
+    ib = Icebatch("http://127.0.0.1:8000", "ib_…")
+    batch = ib.upload_batch("events", ["day1.csv"])       # waits; BatchFailed on bad rows
+    ib.read_rows("events", as_of=batch.snapshot_id)       # a pyarrow.Table
+"""
+
+from icebatch_client import _generated as generated
+from icebatch_client.aio import AsyncIcebatch
+from icebatch_client.client import Changes, Consumer, Icebatch, Increment
+from icebatch_client.errors import (
+    BatchFailed,
+    Conflict,
+    Forbidden,
+    Gone,
+    IcebatchError,
+    JobFailed,
+    NotFound,
+    PayloadTooLarge,
+    RateLimited,
+    ServiceUnavailable,
+    Unauthorized,
+    ValidationFailed,
+)
+
+__all__ = [
+    "AsyncIcebatch",
+    "BatchFailed",
+    "Changes",
+    "Conflict",
+    "Consumer",
+    "Forbidden",
+    "Gone",
+    "Icebatch",
+    "IcebatchError",
+    "Increment",
+    "JobFailed",
+    "NotFound",
+    "PayloadTooLarge",
+    "RateLimited",
+    "ServiceUnavailable",
+    "Unauthorized",
+    "ValidationFailed",
+    "generated",
+]

@@ -1,0 +1,191 @@
+from http import HTTPStatus
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...models.batch_action_out import BatchActionOut
+from ...models.http_validation_error import HTTPValidationError
+from ...types import UNSET, Response, Unset
+
+
+def _get_kwargs(
+    batch_id: str,
+    *,
+    idempotency_key: None | str | Unset = UNSET,
+) -> dict[str, Any]:
+    headers: dict[str, Any] = {}
+    if not isinstance(idempotency_key, Unset):
+        headers["Idempotency-Key"] = idempotency_key
+
+    _kwargs: dict[str, Any] = {
+        "method": "post",
+        "url": "/v1/batches/{batch_id}/abort".format(
+            batch_id=quote(str(batch_id), safe=""),
+        ),
+    }
+
+    _kwargs["headers"] = headers
+    return _kwargs
+
+
+def _parse_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> BatchActionOut | HTTPValidationError | None:
+    if response.status_code == 200:
+        response_200 = BatchActionOut.from_dict(response.json())
+
+        return response_200
+
+    if response.status_code == 422:
+        response_422 = HTTPValidationError.from_dict(response.json())
+
+        return response_422
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Response[BatchActionOut | HTTPValidationError]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    batch_id: str,
+    *,
+    client: AuthenticatedClient,
+    idempotency_key: None | str | Unset = UNSET,
+) -> Response[BatchActionOut | HTTPValidationError]:
+    """Abort a loading batch: its files are dropped and it becomes 'aborted'.
+
+     The same call as `POST /v1/batches/{batch_id}?action=ABORT`.
+
+    Args:
+        batch_id (str):
+        idempotency_key (None | str | Unset): Any unique string; a retry with the same key gets
+            the first response.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[BatchActionOut | HTTPValidationError]
+    """
+
+    kwargs = _get_kwargs(
+        batch_id=batch_id,
+        idempotency_key=idempotency_key,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    batch_id: str,
+    *,
+    client: AuthenticatedClient,
+    idempotency_key: None | str | Unset = UNSET,
+) -> BatchActionOut | HTTPValidationError | None:
+    """Abort a loading batch: its files are dropped and it becomes 'aborted'.
+
+     The same call as `POST /v1/batches/{batch_id}?action=ABORT`.
+
+    Args:
+        batch_id (str):
+        idempotency_key (None | str | Unset): Any unique string; a retry with the same key gets
+            the first response.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        BatchActionOut | HTTPValidationError
+    """
+
+    return sync_detailed(
+        batch_id=batch_id,
+        client=client,
+        idempotency_key=idempotency_key,
+    ).parsed
+
+
+async def asyncio_detailed(
+    batch_id: str,
+    *,
+    client: AuthenticatedClient,
+    idempotency_key: None | str | Unset = UNSET,
+) -> Response[BatchActionOut | HTTPValidationError]:
+    """Abort a loading batch: its files are dropped and it becomes 'aborted'.
+
+     The same call as `POST /v1/batches/{batch_id}?action=ABORT`.
+
+    Args:
+        batch_id (str):
+        idempotency_key (None | str | Unset): Any unique string; a retry with the same key gets
+            the first response.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[BatchActionOut | HTTPValidationError]
+    """
+
+    kwargs = _get_kwargs(
+        batch_id=batch_id,
+        idempotency_key=idempotency_key,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    batch_id: str,
+    *,
+    client: AuthenticatedClient,
+    idempotency_key: None | str | Unset = UNSET,
+) -> BatchActionOut | HTTPValidationError | None:
+    """Abort a loading batch: its files are dropped and it becomes 'aborted'.
+
+     The same call as `POST /v1/batches/{batch_id}?action=ABORT`.
+
+    Args:
+        batch_id (str):
+        idempotency_key (None | str | Unset): Any unique string; a retry with the same key gets
+            the first response.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        BatchActionOut | HTTPValidationError
+    """
+
+    return (
+        await asyncio_detailed(
+            batch_id=batch_id,
+            client=client,
+            idempotency_key=idempotency_key,
+        )
+    ).parsed

@@ -1,0 +1,228 @@
+from http import HTTPStatus
+from typing import Any
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...models.batch_list import BatchList
+from ...models.batch_status import BatchStatus
+from ...models.http_validation_error import HTTPValidationError
+from ...types import UNSET, Response, Unset
+
+
+def _get_kwargs(
+    *,
+    dataset_id: None | str | Unset = UNSET,
+    status: BatchStatus | None | Unset = UNSET,
+    limit: int | Unset = 100,
+    cursor: None | str | Unset = UNSET,
+) -> dict[str, Any]:
+    params: dict[str, Any] = {}
+
+    json_dataset_id: None | str | Unset
+    if isinstance(dataset_id, Unset):
+        json_dataset_id = UNSET
+    else:
+        json_dataset_id = dataset_id
+    params["dataset_id"] = json_dataset_id
+
+    json_status: None | str | Unset
+    if isinstance(status, Unset):
+        json_status = UNSET
+    elif isinstance(status, BatchStatus):
+        json_status = status.value
+    else:
+        json_status = status
+    params["status"] = json_status
+
+    params["limit"] = limit
+
+    json_cursor: None | str | Unset
+    if isinstance(cursor, Unset):
+        json_cursor = UNSET
+    else:
+        json_cursor = cursor
+    params["cursor"] = json_cursor
+
+    params = {k: v for k, v in params.items() if v is not UNSET and v is not None}
+
+    _kwargs: dict[str, Any] = {
+        "method": "get",
+        "url": "/v1/batches",
+        "params": params,
+    }
+
+    return _kwargs
+
+
+def _parse_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> BatchList | HTTPValidationError | None:
+    if response.status_code == 200:
+        response_200 = BatchList.from_dict(response.json())
+
+        return response_200
+
+    if response.status_code == 422:
+        response_422 = HTTPValidationError.from_dict(response.json())
+
+        return response_422
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Response[BatchList | HTTPValidationError]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    *,
+    client: AuthenticatedClient,
+    dataset_id: None | str | Unset = UNSET,
+    status: BatchStatus | None | Unset = UNSET,
+    limit: int | Unset = 100,
+    cursor: None | str | Unset = UNSET,
+) -> Response[BatchList | HTTPValidationError]:
+    """List batches, newest first, by dataset and status.
+
+    Args:
+        dataset_id (None | str | Unset):
+        status (BatchStatus | None | Unset):
+        limit (int | Unset): Items per page Default: 100.
+        cursor (None | str | Unset): The `next` of the page before
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[BatchList | HTTPValidationError]
+    """
+
+    kwargs = _get_kwargs(
+        dataset_id=dataset_id,
+        status=status,
+        limit=limit,
+        cursor=cursor,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    *,
+    client: AuthenticatedClient,
+    dataset_id: None | str | Unset = UNSET,
+    status: BatchStatus | None | Unset = UNSET,
+    limit: int | Unset = 100,
+    cursor: None | str | Unset = UNSET,
+) -> BatchList | HTTPValidationError | None:
+    """List batches, newest first, by dataset and status.
+
+    Args:
+        dataset_id (None | str | Unset):
+        status (BatchStatus | None | Unset):
+        limit (int | Unset): Items per page Default: 100.
+        cursor (None | str | Unset): The `next` of the page before
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        BatchList | HTTPValidationError
+    """
+
+    return sync_detailed(
+        client=client,
+        dataset_id=dataset_id,
+        status=status,
+        limit=limit,
+        cursor=cursor,
+    ).parsed
+
+
+async def asyncio_detailed(
+    *,
+    client: AuthenticatedClient,
+    dataset_id: None | str | Unset = UNSET,
+    status: BatchStatus | None | Unset = UNSET,
+    limit: int | Unset = 100,
+    cursor: None | str | Unset = UNSET,
+) -> Response[BatchList | HTTPValidationError]:
+    """List batches, newest first, by dataset and status.
+
+    Args:
+        dataset_id (None | str | Unset):
+        status (BatchStatus | None | Unset):
+        limit (int | Unset): Items per page Default: 100.
+        cursor (None | str | Unset): The `next` of the page before
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[BatchList | HTTPValidationError]
+    """
+
+    kwargs = _get_kwargs(
+        dataset_id=dataset_id,
+        status=status,
+        limit=limit,
+        cursor=cursor,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    *,
+    client: AuthenticatedClient,
+    dataset_id: None | str | Unset = UNSET,
+    status: BatchStatus | None | Unset = UNSET,
+    limit: int | Unset = 100,
+    cursor: None | str | Unset = UNSET,
+) -> BatchList | HTTPValidationError | None:
+    """List batches, newest first, by dataset and status.
+
+    Args:
+        dataset_id (None | str | Unset):
+        status (BatchStatus | None | Unset):
+        limit (int | Unset): Items per page Default: 100.
+        cursor (None | str | Unset): The `next` of the page before
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        BatchList | HTTPValidationError
+    """
+
+    return (
+        await asyncio_detailed(
+            client=client,
+            dataset_id=dataset_id,
+            status=status,
+            limit=limit,
+            cursor=cursor,
+        )
+    ).parsed

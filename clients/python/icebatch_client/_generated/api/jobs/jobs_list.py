@@ -1,0 +1,228 @@
+from http import HTTPStatus
+from typing import Any
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...models.http_validation_error import HTTPValidationError
+from ...models.job_list import JobList
+from ...models.job_state import JobState
+from ...types import UNSET, Response, Unset
+
+
+def _get_kwargs(
+    *,
+    state: JobState | None | Unset = UNSET,
+    kind: None | str | Unset = UNSET,
+    limit: int | Unset = 100,
+    cursor: None | str | Unset = UNSET,
+) -> dict[str, Any]:
+    params: dict[str, Any] = {}
+
+    json_state: None | str | Unset
+    if isinstance(state, Unset):
+        json_state = UNSET
+    elif isinstance(state, JobState):
+        json_state = state.value
+    else:
+        json_state = state
+    params["state"] = json_state
+
+    json_kind: None | str | Unset
+    if isinstance(kind, Unset):
+        json_kind = UNSET
+    else:
+        json_kind = kind
+    params["kind"] = json_kind
+
+    params["limit"] = limit
+
+    json_cursor: None | str | Unset
+    if isinstance(cursor, Unset):
+        json_cursor = UNSET
+    else:
+        json_cursor = cursor
+    params["cursor"] = json_cursor
+
+    params = {k: v for k, v in params.items() if v is not UNSET and v is not None}
+
+    _kwargs: dict[str, Any] = {
+        "method": "get",
+        "url": "/v1/jobs",
+        "params": params,
+    }
+
+    return _kwargs
+
+
+def _parse_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> HTTPValidationError | JobList | None:
+    if response.status_code == 200:
+        response_200 = JobList.from_dict(response.json())
+
+        return response_200
+
+    if response.status_code == 422:
+        response_422 = HTTPValidationError.from_dict(response.json())
+
+        return response_422
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Response[HTTPValidationError | JobList]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    *,
+    client: AuthenticatedClient,
+    state: JobState | None | Unset = UNSET,
+    kind: None | str | Unset = UNSET,
+    limit: int | Unset = 100,
+    cursor: None | str | Unset = UNSET,
+) -> Response[HTTPValidationError | JobList]:
+    """List your organization's jobs, newest first.
+
+    Args:
+        state (JobState | None | Unset):
+        kind (None | str | Unset):
+        limit (int | Unset): Items per page Default: 100.
+        cursor (None | str | Unset): The `next` of the page before
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[HTTPValidationError | JobList]
+    """
+
+    kwargs = _get_kwargs(
+        state=state,
+        kind=kind,
+        limit=limit,
+        cursor=cursor,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    *,
+    client: AuthenticatedClient,
+    state: JobState | None | Unset = UNSET,
+    kind: None | str | Unset = UNSET,
+    limit: int | Unset = 100,
+    cursor: None | str | Unset = UNSET,
+) -> HTTPValidationError | JobList | None:
+    """List your organization's jobs, newest first.
+
+    Args:
+        state (JobState | None | Unset):
+        kind (None | str | Unset):
+        limit (int | Unset): Items per page Default: 100.
+        cursor (None | str | Unset): The `next` of the page before
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        HTTPValidationError | JobList
+    """
+
+    return sync_detailed(
+        client=client,
+        state=state,
+        kind=kind,
+        limit=limit,
+        cursor=cursor,
+    ).parsed
+
+
+async def asyncio_detailed(
+    *,
+    client: AuthenticatedClient,
+    state: JobState | None | Unset = UNSET,
+    kind: None | str | Unset = UNSET,
+    limit: int | Unset = 100,
+    cursor: None | str | Unset = UNSET,
+) -> Response[HTTPValidationError | JobList]:
+    """List your organization's jobs, newest first.
+
+    Args:
+        state (JobState | None | Unset):
+        kind (None | str | Unset):
+        limit (int | Unset): Items per page Default: 100.
+        cursor (None | str | Unset): The `next` of the page before
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[HTTPValidationError | JobList]
+    """
+
+    kwargs = _get_kwargs(
+        state=state,
+        kind=kind,
+        limit=limit,
+        cursor=cursor,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    *,
+    client: AuthenticatedClient,
+    state: JobState | None | Unset = UNSET,
+    kind: None | str | Unset = UNSET,
+    limit: int | Unset = 100,
+    cursor: None | str | Unset = UNSET,
+) -> HTTPValidationError | JobList | None:
+    """List your organization's jobs, newest first.
+
+    Args:
+        state (JobState | None | Unset):
+        kind (None | str | Unset):
+        limit (int | Unset): Items per page Default: 100.
+        cursor (None | str | Unset): The `next` of the page before
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        HTTPValidationError | JobList
+    """
+
+    return (
+        await asyncio_detailed(
+            client=client,
+            state=state,
+            kind=kind,
+            limit=limit,
+            cursor=cursor,
+        )
+    ).parsed

@@ -1,0 +1,185 @@
+from http import HTTPStatus
+from typing import Any
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...models.http_validation_error import HTTPValidationError
+from ...models.key_list import KeyList
+from ...types import UNSET, Response, Unset
+
+
+def _get_kwargs(
+    *,
+    limit: int | Unset = 100,
+    cursor: None | str | Unset = UNSET,
+) -> dict[str, Any]:
+    params: dict[str, Any] = {}
+
+    params["limit"] = limit
+
+    json_cursor: None | str | Unset
+    if isinstance(cursor, Unset):
+        json_cursor = UNSET
+    else:
+        json_cursor = cursor
+    params["cursor"] = json_cursor
+
+    params = {k: v for k, v in params.items() if v is not UNSET and v is not None}
+
+    _kwargs: dict[str, Any] = {
+        "method": "get",
+        "url": "/v1/keys",
+        "params": params,
+    }
+
+    return _kwargs
+
+
+def _parse_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> HTTPValidationError | KeyList | None:
+    if response.status_code == 200:
+        response_200 = KeyList.from_dict(response.json())
+
+        return response_200
+
+    if response.status_code == 422:
+        response_422 = HTTPValidationError.from_dict(response.json())
+
+        return response_422
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Response[HTTPValidationError | KeyList]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    *,
+    client: AuthenticatedClient,
+    limit: int | Unset = 100,
+    cursor: None | str | Unset = UNSET,
+) -> Response[HTTPValidationError | KeyList]:
+    """Your organization's keys (never their secrets), oldest first.
+
+    Args:
+        limit (int | Unset): Items per page Default: 100.
+        cursor (None | str | Unset): The `next` of the page before
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[HTTPValidationError | KeyList]
+    """
+
+    kwargs = _get_kwargs(
+        limit=limit,
+        cursor=cursor,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    *,
+    client: AuthenticatedClient,
+    limit: int | Unset = 100,
+    cursor: None | str | Unset = UNSET,
+) -> HTTPValidationError | KeyList | None:
+    """Your organization's keys (never their secrets), oldest first.
+
+    Args:
+        limit (int | Unset): Items per page Default: 100.
+        cursor (None | str | Unset): The `next` of the page before
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        HTTPValidationError | KeyList
+    """
+
+    return sync_detailed(
+        client=client,
+        limit=limit,
+        cursor=cursor,
+    ).parsed
+
+
+async def asyncio_detailed(
+    *,
+    client: AuthenticatedClient,
+    limit: int | Unset = 100,
+    cursor: None | str | Unset = UNSET,
+) -> Response[HTTPValidationError | KeyList]:
+    """Your organization's keys (never their secrets), oldest first.
+
+    Args:
+        limit (int | Unset): Items per page Default: 100.
+        cursor (None | str | Unset): The `next` of the page before
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[HTTPValidationError | KeyList]
+    """
+
+    kwargs = _get_kwargs(
+        limit=limit,
+        cursor=cursor,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    *,
+    client: AuthenticatedClient,
+    limit: int | Unset = 100,
+    cursor: None | str | Unset = UNSET,
+) -> HTTPValidationError | KeyList | None:
+    """Your organization's keys (never their secrets), oldest first.
+
+    Args:
+        limit (int | Unset): Items per page Default: 100.
+        cursor (None | str | Unset): The `next` of the page before
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        HTTPValidationError | KeyList
+    """
+
+    return (
+        await asyncio_detailed(
+            client=client,
+            limit=limit,
+            cursor=cursor,
+        )
+    ).parsed

@@ -1,0 +1,225 @@
+from http import HTTPStatus
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...models.compact_request import CompactRequest
+from ...models.http_validation_error import HTTPValidationError
+from ...models.job_out import JobOut
+from ...types import UNSET, Response, Unset
+
+
+def _get_kwargs(
+    dataset_id: str,
+    *,
+    body: CompactRequest,
+    idempotency_key: None | str | Unset = UNSET,
+) -> dict[str, Any]:
+    headers: dict[str, Any] = {}
+    if not isinstance(idempotency_key, Unset):
+        headers["Idempotency-Key"] = idempotency_key
+
+    _kwargs: dict[str, Any] = {
+        "method": "post",
+        "url": "/v1/datasets/{dataset_id}/compact".format(
+            dataset_id=quote(str(dataset_id), safe=""),
+        ),
+    }
+
+    _kwargs["json"] = body.to_dict()
+
+    headers["Content-Type"] = "application/json"
+
+    _kwargs["headers"] = headers
+    return _kwargs
+
+
+def _parse_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> HTTPValidationError | JobOut | None:
+    if response.status_code == 202:
+        response_202 = JobOut.from_dict(response.json())
+
+        return response_202
+
+    if response.status_code == 422:
+        response_422 = HTTPValidationError.from_dict(response.json())
+
+        return response_422
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Response[HTTPValidationError | JobOut]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    dataset_id: str,
+    *,
+    client: AuthenticatedClient,
+    body: CompactRequest,
+    idempotency_key: None | str | Unset = UNSET,
+) -> Response[HTTPValidationError | JobOut]:
+    """Bin-pack small files or sort each partition (a rewrite job).
+
+     The job is the vacuum's rewrite job: tombstoned rows are dropped and tombstones committed
+    meanwhile keep applying. 409 while another vacuum or compaction of the dataset is queued
+    or running.
+
+    Args:
+        dataset_id (str):
+        idempotency_key (None | str | Unset): Any unique string; a retry with the same key gets
+            the first response.
+        body (CompactRequest): Compaction: `binpack` merges a partition's small files; `sort`
+            rewrites each partition's
+            files sorted (by `sort_by`, default the table's sort order within the partition).
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[HTTPValidationError | JobOut]
+    """
+
+    kwargs = _get_kwargs(
+        dataset_id=dataset_id,
+        body=body,
+        idempotency_key=idempotency_key,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    dataset_id: str,
+    *,
+    client: AuthenticatedClient,
+    body: CompactRequest,
+    idempotency_key: None | str | Unset = UNSET,
+) -> HTTPValidationError | JobOut | None:
+    """Bin-pack small files or sort each partition (a rewrite job).
+
+     The job is the vacuum's rewrite job: tombstoned rows are dropped and tombstones committed
+    meanwhile keep applying. 409 while another vacuum or compaction of the dataset is queued
+    or running.
+
+    Args:
+        dataset_id (str):
+        idempotency_key (None | str | Unset): Any unique string; a retry with the same key gets
+            the first response.
+        body (CompactRequest): Compaction: `binpack` merges a partition's small files; `sort`
+            rewrites each partition's
+            files sorted (by `sort_by`, default the table's sort order within the partition).
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        HTTPValidationError | JobOut
+    """
+
+    return sync_detailed(
+        dataset_id=dataset_id,
+        client=client,
+        body=body,
+        idempotency_key=idempotency_key,
+    ).parsed
+
+
+async def asyncio_detailed(
+    dataset_id: str,
+    *,
+    client: AuthenticatedClient,
+    body: CompactRequest,
+    idempotency_key: None | str | Unset = UNSET,
+) -> Response[HTTPValidationError | JobOut]:
+    """Bin-pack small files or sort each partition (a rewrite job).
+
+     The job is the vacuum's rewrite job: tombstoned rows are dropped and tombstones committed
+    meanwhile keep applying. 409 while another vacuum or compaction of the dataset is queued
+    or running.
+
+    Args:
+        dataset_id (str):
+        idempotency_key (None | str | Unset): Any unique string; a retry with the same key gets
+            the first response.
+        body (CompactRequest): Compaction: `binpack` merges a partition's small files; `sort`
+            rewrites each partition's
+            files sorted (by `sort_by`, default the table's sort order within the partition).
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[HTTPValidationError | JobOut]
+    """
+
+    kwargs = _get_kwargs(
+        dataset_id=dataset_id,
+        body=body,
+        idempotency_key=idempotency_key,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    dataset_id: str,
+    *,
+    client: AuthenticatedClient,
+    body: CompactRequest,
+    idempotency_key: None | str | Unset = UNSET,
+) -> HTTPValidationError | JobOut | None:
+    """Bin-pack small files or sort each partition (a rewrite job).
+
+     The job is the vacuum's rewrite job: tombstoned rows are dropped and tombstones committed
+    meanwhile keep applying. 409 while another vacuum or compaction of the dataset is queued
+    or running.
+
+    Args:
+        dataset_id (str):
+        idempotency_key (None | str | Unset): Any unique string; a retry with the same key gets
+            the first response.
+        body (CompactRequest): Compaction: `binpack` merges a partition's small files; `sort`
+            rewrites each partition's
+            files sorted (by `sort_by`, default the table's sort order within the partition).
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        HTTPValidationError | JobOut
+    """
+
+    return (
+        await asyncio_detailed(
+            dataset_id=dataset_id,
+            client=client,
+            body=body,
+            idempotency_key=idempotency_key,
+        )
+    ).parsed

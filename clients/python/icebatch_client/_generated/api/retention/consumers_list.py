@@ -1,0 +1,201 @@
+from http import HTTPStatus
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...models.consumer_list import ConsumerList
+from ...models.http_validation_error import HTTPValidationError
+from ...types import UNSET, Response, Unset
+
+
+def _get_kwargs(
+    dataset_id: str,
+    *,
+    limit: int | Unset = 100,
+    cursor: None | str | Unset = UNSET,
+) -> dict[str, Any]:
+    params: dict[str, Any] = {}
+
+    params["limit"] = limit
+
+    json_cursor: None | str | Unset
+    if isinstance(cursor, Unset):
+        json_cursor = UNSET
+    else:
+        json_cursor = cursor
+    params["cursor"] = json_cursor
+
+    params = {k: v for k, v in params.items() if v is not UNSET and v is not None}
+
+    _kwargs: dict[str, Any] = {
+        "method": "get",
+        "url": "/v1/datasets/{dataset_id}/consumers".format(
+            dataset_id=quote(str(dataset_id), safe=""),
+        ),
+        "params": params,
+    }
+
+    return _kwargs
+
+
+def _parse_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> ConsumerList | HTTPValidationError | None:
+    if response.status_code == 200:
+        response_200 = ConsumerList.from_dict(response.json())
+
+        return response_200
+
+    if response.status_code == 422:
+        response_422 = HTTPValidationError.from_dict(response.json())
+
+        return response_422
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Response[ConsumerList | HTTPValidationError]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    dataset_id: str,
+    *,
+    client: AuthenticatedClient,
+    limit: int | Unset = 100,
+    cursor: None | str | Unset = UNSET,
+) -> Response[ConsumerList | HTTPValidationError]:
+    """The dataset's consumers and their checkpoints, by name.
+
+    Args:
+        dataset_id (str):
+        limit (int | Unset): Items per page Default: 100.
+        cursor (None | str | Unset): The `next` of the page before
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[ConsumerList | HTTPValidationError]
+    """
+
+    kwargs = _get_kwargs(
+        dataset_id=dataset_id,
+        limit=limit,
+        cursor=cursor,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    dataset_id: str,
+    *,
+    client: AuthenticatedClient,
+    limit: int | Unset = 100,
+    cursor: None | str | Unset = UNSET,
+) -> ConsumerList | HTTPValidationError | None:
+    """The dataset's consumers and their checkpoints, by name.
+
+    Args:
+        dataset_id (str):
+        limit (int | Unset): Items per page Default: 100.
+        cursor (None | str | Unset): The `next` of the page before
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        ConsumerList | HTTPValidationError
+    """
+
+    return sync_detailed(
+        dataset_id=dataset_id,
+        client=client,
+        limit=limit,
+        cursor=cursor,
+    ).parsed
+
+
+async def asyncio_detailed(
+    dataset_id: str,
+    *,
+    client: AuthenticatedClient,
+    limit: int | Unset = 100,
+    cursor: None | str | Unset = UNSET,
+) -> Response[ConsumerList | HTTPValidationError]:
+    """The dataset's consumers and their checkpoints, by name.
+
+    Args:
+        dataset_id (str):
+        limit (int | Unset): Items per page Default: 100.
+        cursor (None | str | Unset): The `next` of the page before
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[ConsumerList | HTTPValidationError]
+    """
+
+    kwargs = _get_kwargs(
+        dataset_id=dataset_id,
+        limit=limit,
+        cursor=cursor,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    dataset_id: str,
+    *,
+    client: AuthenticatedClient,
+    limit: int | Unset = 100,
+    cursor: None | str | Unset = UNSET,
+) -> ConsumerList | HTTPValidationError | None:
+    """The dataset's consumers and their checkpoints, by name.
+
+    Args:
+        dataset_id (str):
+        limit (int | Unset): Items per page Default: 100.
+        cursor (None | str | Unset): The `next` of the page before
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        ConsumerList | HTTPValidationError
+    """
+
+    return (
+        await asyncio_detailed(
+            dataset_id=dataset_id,
+            client=client,
+            limit=limit,
+            cursor=cursor,
+        )
+    ).parsed

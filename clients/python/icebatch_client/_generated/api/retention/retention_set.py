@@ -1,0 +1,186 @@
+from http import HTTPStatus
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...models.http_validation_error import HTTPValidationError
+from ...models.retention_out import RetentionOut
+from ...models.retention_update import RetentionUpdate
+from ...types import Response
+
+
+def _get_kwargs(
+    dataset_id: str,
+    *,
+    body: RetentionUpdate,
+) -> dict[str, Any]:
+    headers: dict[str, Any] = {}
+
+    _kwargs: dict[str, Any] = {
+        "method": "put",
+        "url": "/v1/datasets/{dataset_id}/retention".format(
+            dataset_id=quote(str(dataset_id), safe=""),
+        ),
+    }
+
+    _kwargs["json"] = body.to_dict()
+
+    headers["Content-Type"] = "application/json"
+
+    _kwargs["headers"] = headers
+    return _kwargs
+
+
+def _parse_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> HTTPValidationError | RetentionOut | None:
+    if response.status_code == 200:
+        response_200 = RetentionOut.from_dict(response.json())
+
+        return response_200
+
+    if response.status_code == 422:
+        response_422 = HTTPValidationError.from_dict(response.json())
+
+        return response_422
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Response[HTTPValidationError | RetentionOut]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    dataset_id: str,
+    *,
+    client: AuthenticatedClient,
+    body: RetentionUpdate,
+) -> Response[HTTPValidationError | RetentionOut]:
+    """Set the dataset's snapshot retention policy (fields left out keep their value).
+
+    Args:
+        dataset_id (str):
+        body (RetentionUpdate): A dataset's retention policy; a field left out keeps its current
+            value.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[HTTPValidationError | RetentionOut]
+    """
+
+    kwargs = _get_kwargs(
+        dataset_id=dataset_id,
+        body=body,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    dataset_id: str,
+    *,
+    client: AuthenticatedClient,
+    body: RetentionUpdate,
+) -> HTTPValidationError | RetentionOut | None:
+    """Set the dataset's snapshot retention policy (fields left out keep their value).
+
+    Args:
+        dataset_id (str):
+        body (RetentionUpdate): A dataset's retention policy; a field left out keeps its current
+            value.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        HTTPValidationError | RetentionOut
+    """
+
+    return sync_detailed(
+        dataset_id=dataset_id,
+        client=client,
+        body=body,
+    ).parsed
+
+
+async def asyncio_detailed(
+    dataset_id: str,
+    *,
+    client: AuthenticatedClient,
+    body: RetentionUpdate,
+) -> Response[HTTPValidationError | RetentionOut]:
+    """Set the dataset's snapshot retention policy (fields left out keep their value).
+
+    Args:
+        dataset_id (str):
+        body (RetentionUpdate): A dataset's retention policy; a field left out keeps its current
+            value.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[HTTPValidationError | RetentionOut]
+    """
+
+    kwargs = _get_kwargs(
+        dataset_id=dataset_id,
+        body=body,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    dataset_id: str,
+    *,
+    client: AuthenticatedClient,
+    body: RetentionUpdate,
+) -> HTTPValidationError | RetentionOut | None:
+    """Set the dataset's snapshot retention policy (fields left out keep their value).
+
+    Args:
+        dataset_id (str):
+        body (RetentionUpdate): A dataset's retention policy; a field left out keeps its current
+            value.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        HTTPValidationError | RetentionOut
+    """
+
+    return (
+        await asyncio_detailed(
+            dataset_id=dataset_id,
+            client=client,
+            body=body,
+        )
+    ).parsed

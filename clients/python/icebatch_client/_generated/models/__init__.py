@@ -1,0 +1,131 @@
+"""Contains all the data models used in inputs/outputs"""
+
+from .audit_event_out import AuditEventOut
+from .audit_event_out_target import AuditEventOutTarget
+from .audit_page import AuditPage
+from .batch_action import BatchAction
+from .batch_action_out import BatchActionOut
+from .batch_create import BatchCreate
+from .batch_create_format import BatchCreateFormat
+from .batch_file_out import BatchFileOut
+from .batch_list import BatchList
+from .batch_out import BatchOut
+from .batch_out_errors_type_0_item import BatchOutErrorsType0Item
+from .batch_out_replay_type_0 import BatchOutReplayType0
+from .batch_status import BatchStatus
+from .changes_read_format import ChangesReadFormat
+from .changes_read_kind import ChangesReadKind
+from .compact_request import CompactRequest
+from .compact_strategy import CompactStrategy
+from .consumer_create import ConsumerCreate
+from .consumer_list import ConsumerList
+from .consumer_out import ConsumerOut
+from .dataset_create import DatasetCreate
+from .dataset_create_partition_item import DatasetCreatePartitionItem
+from .dataset_create_schema_item import DatasetCreateSchemaItem
+from .dataset_list import DatasetList
+from .dataset_out import DatasetOut
+from .dataset_out_partition_item import DatasetOutPartitionItem
+from .dataset_out_retention import DatasetOutRetention
+from .dataset_out_schema_item import DatasetOutSchemaItem
+from .export_create import ExportCreate
+from .export_create_kind import ExportCreateKind
+from .export_out import ExportOut
+from .export_out_kind import ExportOutKind
+from .health_live_response_health_live import HealthLiveResponseHealthLive
+from .http_validation_error import HTTPValidationError
+from .job_list import JobList
+from .job_out import JobOut
+from .job_out_result_type_0 import JobOutResultType0
+from .job_state import JobState
+from .key_create import KeyCreate
+from .key_created import KeyCreated
+from .key_list import KeyList
+from .key_out import KeyOut
+from .privacy_dataset_status import PrivacyDatasetStatus
+from .privacy_job_create import PrivacyJobCreate
+from .privacy_job_out import PrivacyJobOut
+from .privacy_job_out_receipt_type_0 import PrivacyJobOutReceiptType0
+from .replay_spec import ReplaySpec
+from .retention_out import RetentionOut
+from .retention_update import RetentionUpdate
+from .rows_read_format import RowsReadFormat
+from .scope import Scope
+from .snapshot_list import SnapshotList
+from .snapshot_out import SnapshotOut
+from .snapshot_out_icebatch import SnapshotOutIcebatch
+from .snapshot_out_summary import SnapshotOutSummary
+from .snapshot_out_tombstone import SnapshotOutTombstone
+from .snapshot_out_tombstones import SnapshotOutTombstones
+from .tombstone_list import TombstoneList
+from .tombstone_out import TombstoneOut
+from .tombstone_out_meta import TombstoneOutMeta
+from .vacuum_mode import VacuumMode
+from .vacuum_request import VacuumRequest
+from .validation_error import ValidationError
+
+__all__ = (
+    "AuditEventOut",
+    "AuditEventOutTarget",
+    "AuditPage",
+    "BatchAction",
+    "BatchActionOut",
+    "BatchCreate",
+    "BatchCreateFormat",
+    "BatchFileOut",
+    "BatchList",
+    "BatchOut",
+    "BatchOutErrorsType0Item",
+    "BatchOutReplayType0",
+    "BatchStatus",
+    "ChangesReadFormat",
+    "ChangesReadKind",
+    "CompactRequest",
+    "CompactStrategy",
+    "ConsumerCreate",
+    "ConsumerList",
+    "ConsumerOut",
+    "DatasetCreate",
+    "DatasetCreatePartitionItem",
+    "DatasetCreateSchemaItem",
+    "DatasetList",
+    "DatasetOut",
+    "DatasetOutPartitionItem",
+    "DatasetOutRetention",
+    "DatasetOutSchemaItem",
+    "ExportCreate",
+    "ExportCreateKind",
+    "ExportOut",
+    "ExportOutKind",
+    "HealthLiveResponseHealthLive",
+    "HTTPValidationError",
+    "JobList",
+    "JobOut",
+    "JobOutResultType0",
+    "JobState",
+    "KeyCreate",
+    "KeyCreated",
+    "KeyList",
+    "KeyOut",
+    "PrivacyDatasetStatus",
+    "PrivacyJobCreate",
+    "PrivacyJobOut",
+    "PrivacyJobOutReceiptType0",
+    "ReplaySpec",
+    "RetentionOut",
+    "RetentionUpdate",
+    "RowsReadFormat",
+    "Scope",
+    "SnapshotList",
+    "SnapshotOut",
+    "SnapshotOutIcebatch",
+    "SnapshotOutSummary",
+    "SnapshotOutTombstone",
+    "SnapshotOutTombstones",
+    "TombstoneList",
+    "TombstoneOut",
+    "TombstoneOutMeta",
+    "VacuumMode",
+    "VacuumRequest",
+    "ValidationError",
+)
