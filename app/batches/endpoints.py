@@ -2,9 +2,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Request, Response
 from fastapi.responses import JSONResponse
 
+from app import conditional
 from app.auth import Org, requires
 from app.batches import service
 from app.batches.schemas import (
@@ -15,6 +16,7 @@ from app.batches.schemas import (
     BatchList,
     BatchOut,
 )
+from app.conditional import UpdatedSince
 from app.db import DbSession
 from app.idempotency import Idempotent
 from app.models import BatchStatus, Scope
@@ -120,10 +122,20 @@ def batches_revert(
     return idempotent.run(None, lambda: service.act(session, org, batch_id, BatchAction.REVERT))
 
 
-@router.get("/{batch_id}", response_model=BatchOut)
-def batches_get(batch_id: str, org: Org, session: DbSession) -> BatchOut:
-    """Status, counts, errors, snapshot id and progress of a batch."""
-    return service.describe(session, org, batch_id)
+@router.get(
+    "/{batch_id}",
+    response_model=BatchOut,
+    responses=conditional.RESPONSES,
+    openapi_extra=conditional.OPENAPI,
+)
+def batches_get(batch_id: str, org: Org, session: DbSession, request: Request) -> Response:
+    """Status, counts, errors, snapshot id and progress of a batch.
+
+    Poll it cheaply: send the `ETag` of the last answer as `If-None-Match`; while nothing
+    changed the answer is `304 Not Modified`, without a body.
+    """
+    tag = service.version(session, org, batch_id)
+    return conditional.respond(request, tag, lambda: service.describe(session, org, batch_id))
 
 
 @router.get("", response_model=BatchList)
@@ -133,8 +145,13 @@ def batches_list(
     paging: Paging,
     dataset_id: str | None = None,
     status: BatchStatus | None = None,
+    updated_since: UpdatedSince = None,
 ) -> BatchList:
-    """List batches, newest first, by dataset and status."""
-    return paging.respond(
-        service.list_batches(session, org, dataset_id, status, paging.offset, paging.limit)
+    """List batches, newest first, by dataset and status.
+
+    A poller passes `updated_since` (the time of its last poll) to get only what changed.
+    """
+    page = service.list_batches(
+        session, org, dataset_id, status, paging.offset, paging.limit, updated_since
     )
+    return paging.respond(page)

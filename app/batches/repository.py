@@ -1,13 +1,15 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
 
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from app import clock
 from app.errors import BatchNotFound
-from app.models import Batch, BatchFile
+from app.models import Batch, BatchFile, Job
 
 
 def get(session: Session, org: str, batch_id: str, *, for_update: bool = False) -> Batch:
@@ -42,6 +44,18 @@ def files(session: Session, batch_id: str) -> Sequence[BatchFile]:
     return session.scalars(query).all()
 
 
+def version(session: Session, org: str, batch_id: str) -> tuple[Any, ...] | None:
+    """What changes whenever the batch's description does: its `updated_at` and its job's
+    progress (one query; None when the org has no such batch)."""
+    query = (
+        select(Batch.updated_at, Job.progress)
+        .outerjoin(Job, Job.id == Batch.job_id)
+        .where(Batch.id == batch_id, Batch.org == org)
+    )
+    row = session.execute(query).first()
+    return None if row is None else tuple(row)
+
+
 def page(
     session: Session,
     org: str,
@@ -49,8 +63,11 @@ def page(
     status: str | None,
     offset: int,
     limit: int,
+    updated_since: datetime | None = None,
 ) -> Sequence[Batch]:
     query = select(Batch).where(Batch.org == org)
+    if updated_since is not None:
+        query = query.where(Batch.updated_at >= updated_since)
     if dataset_id:
         query = query.where(Batch.dataset_id == dataset_id)
     if status:

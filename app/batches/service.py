@@ -9,6 +9,7 @@ import re
 import shutil
 import uuid
 from collections.abc import AsyncIterator
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 
-from app import clock
+from app import clock, conditional
 from app.batches import repository
 from app.batches.schemas import (
     BatchAction,
@@ -319,6 +320,14 @@ def act(
     return 200, BatchActionOut(batch=to_out(session, batch), job=None)
 
 
+def version(session: Session, org: str, batch_id: str) -> str:
+    """The batch's entity tag (BatchNotFound when the org has no such batch)."""
+    found = repository.version(session, org, batch_id)
+    if found is None:
+        raise BatchNotFound(batch_id)
+    return conditional.etag("batch", batch_id, *found)
+
+
 def describe(session: Session, org: str, batch_id: str) -> BatchOut:
     """One batch of the organization (BatchNotFound otherwise)."""
     return to_out(session, repository.get(session, org, batch_id))
@@ -331,9 +340,10 @@ def list_batches(
     status: BatchStatus | None,
     offset: int,
     limit: int,
+    updated_since: datetime | None = None,
 ) -> BatchList:
-    """A page of the organization's batches, newest first."""
-    rows = repository.page(session, org, dataset_id, status, offset, limit + 1)
+    """A page of the organization's batches, newest first (changed since `updated_since`)."""
+    rows = repository.page(session, org, dataset_id, status, offset, limit + 1, updated_since)
     return BatchList(
         items=[to_out(session, b) for b in rows[:limit]],
         next=next_cursor(offset, limit, len(rows) > limit),

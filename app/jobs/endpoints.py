@@ -1,8 +1,10 @@
 from __future__ import annotations
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request, Response
 
+from app import conditional
 from app.auth import Org
+from app.conditional import UpdatedSince
 from app.db import DbSession
 from app.jobs import service
 from app.jobs.schemas import JobList, JobOut
@@ -12,10 +14,20 @@ from app.pagination import Paging
 router = APIRouter(prefix="/v1/jobs", tags=["jobs"])
 
 
-@router.get("/{job_id}", response_model=JobOut)
-def jobs_get(job_id: str, org: Org, session: DbSession) -> JobOut:
-    """State, stage, progress, attempt, timings and error of one job."""
-    return service.describe(session, org, job_id)
+@router.get(
+    "/{job_id}",
+    response_model=JobOut,
+    responses=conditional.RESPONSES,
+    openapi_extra=conditional.OPENAPI,
+)
+def jobs_get(job_id: str, org: Org, session: DbSession, request: Request) -> Response:
+    """State, stage, progress, attempt, timings and error of one job.
+
+    Poll it cheaply: send the `ETag` of the last answer as `If-None-Match`; while nothing
+    changed the answer is `304 Not Modified`, without a body.
+    """
+    tag = service.version(session, org, job_id)
+    return conditional.respond(request, tag, lambda: service.describe(session, org, job_id))
 
 
 @router.get("", response_model=JobList)
@@ -25,6 +37,11 @@ def jobs_list(
     paging: Paging,
     state: JobState | None = None,
     kind: str | None = None,
+    updated_since: UpdatedSince = None,
 ) -> JobList:
-    """List your organization's jobs, newest first."""
-    return paging.respond(service.list_jobs(session, org, state, kind, paging.offset, paging.limit))
+    """List your organization's jobs, newest first.
+
+    A poller passes `updated_since` (the time of its last poll) to get only what changed.
+    """
+    page = service.list_jobs(session, org, state, kind, paging.offset, paging.limit, updated_since)
+    return paging.respond(page)

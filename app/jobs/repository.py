@@ -42,10 +42,25 @@ def count_active(session: Session, org: str, up_to: int) -> int:
     return session.scalar(select(func.count()).select_from(active)) or 0
 
 
+def version(session: Session, org: str, job_id: str) -> datetime | None:
+    """The job's `updated_at` (every write to the row moves it), None when not the org's."""
+    query = select(Job.updated_at).where(Job.id == job_id, Job.org == org)
+    found: datetime | None = session.scalar(query)
+    return found
+
+
 def page(
-    session: Session, org: str, state: str | None, kind: str | None, offset: int, limit: int
+    session: Session,
+    org: str,
+    state: str | None,
+    kind: str | None,
+    offset: int,
+    limit: int,
+    updated_since: datetime | None = None,
 ) -> Sequence[Job]:
     query = select(Job).where(Job.org == org)
+    if updated_since is not None:
+        query = query.where(Job.updated_at >= updated_since)
     if state:
         query = query.where(Job.state == state)
     if kind:

@@ -3,7 +3,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from app.pagination import Page
 
@@ -19,6 +19,7 @@ class JobOut(BaseModel):
     attempt: int
     max_attempts: int
     created_at: datetime
+    updated_at: datetime = Field(description="Last write to the job (state, progress, heartbeat)")
     started_at: datetime | None
     heartbeat_at: datetime | None
     finished_at: datetime | None

@@ -8,9 +8,10 @@ from datetime import UTC, datetime
 from sqlalchemy import update
 from sqlalchemy.orm import Session
 
-from app import clock
+from app import clock, conditional
 from app.config import get_settings
 from app.db import after_commit, session_scope
+from app.errors import JobNotFound
 from app.jobs import repository
 from app.jobs.broker import QUEUE, get_celery
 from app.jobs.failures import failure_hooks
@@ -107,11 +108,25 @@ def describe(session: Session, org: str, job_id: str) -> JobOut:
     return to_out(repository.get(session, org, job_id))
 
 
+def version(session: Session, org: str, job_id: str) -> str:
+    """The job's entity tag (JobNotFound when the org has no such job)."""
+    found = repository.version(session, org, job_id)
+    if found is None:
+        raise JobNotFound(job_id)
+    return conditional.etag("job", job_id, found)
+
+
 def list_jobs(
-    session: Session, org: str, state: str | None, kind: str | None, offset: int, limit: int
+    session: Session,
+    org: str,
+    state: str | None,
+    kind: str | None,
+    offset: int,
+    limit: int,
+    updated_since: datetime | None = None,
 ) -> JobList:
-    """A page of the organization's jobs, newest first."""
-    rows = repository.page(session, org, state, kind, offset, limit + 1)
+    """A page of the organization's jobs, newest first (changed since `updated_since`)."""
+    rows = repository.page(session, org, state, kind, offset, limit + 1, updated_since)
     return JobList(
         items=[to_out(j) for j in rows[:limit]],
         next=next_cursor(offset, limit, len(rows) > limit),
@@ -133,6 +148,7 @@ def to_out(job: Job) -> JobOut:
         attempt=job.attempt,
         max_attempts=job.max_attempts,
         created_at=job.created_at,
+        updated_at=job.updated_at,
         started_at=job.started_at,
         heartbeat_at=job.heartbeat_at,
         finished_at=job.finished_at,

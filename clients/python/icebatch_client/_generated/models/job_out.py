@@ -34,6 +34,7 @@ class JobOut:
         started_at (datetime.datetime | None):
         state (str):
         subject_id (None | str):
+        updated_at (datetime.datetime): Last write to the job (state, progress, heartbeat)
     """
 
     attempt: int
@@ -52,6 +53,7 @@ class JobOut:
     started_at: datetime.datetime | None
     state: str
     subject_id: None | str
+    updated_at: datetime.datetime
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -108,6 +110,8 @@ class JobOut:
         subject_id: None | str
         subject_id = self.subject_id
 
+        updated_at = self.updated_at.isoformat()
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update(
@@ -128,6 +132,7 @@ class JobOut:
                 "started_at": started_at,
                 "state": state,
                 "subject_id": subject_id,
+                "updated_at": updated_at,
             }
         )
 
@@ -237,6 +242,8 @@ class JobOut:
 
         subject_id = _parse_subject_id(d.pop("subject_id"))
 
+        updated_at = datetime.datetime.fromisoformat(d.pop("updated_at"))
+
         job_out = cls(
             attempt=attempt,
             created_at=created_at,
@@ -254,6 +261,7 @@ class JobOut:
             started_at=started_at,
             state=state,
             subject_id=subject_id,
+            updated_at=updated_at,
         )
 
         job_out.additional_properties = d

@@ -1,3 +1,4 @@
+import datetime
 from http import HTTPStatus
 from typing import Any
 
@@ -15,6 +16,7 @@ def _get_kwargs(
     *,
     dataset_id: None | str | Unset = UNSET,
     status: BatchStatus | None | Unset = UNSET,
+    updated_since: datetime.datetime | None | Unset = UNSET,
     limit: int | Unset = 100,
     cursor: None | str | Unset = UNSET,
 ) -> dict[str, Any]:
@@ -35,6 +37,15 @@ def _get_kwargs(
     else:
         json_status = status
     params["status"] = json_status
+
+    json_updated_since: None | str | Unset
+    if isinstance(updated_since, Unset):
+        json_updated_since = UNSET
+    elif isinstance(updated_since, datetime.datetime):
+        json_updated_since = updated_since.isoformat()
+    else:
+        json_updated_since = updated_since
+    params["updated_since"] = json_updated_since
 
     params["limit"] = limit
 
@@ -91,14 +102,19 @@ def sync_detailed(
     client: AuthenticatedClient,
     dataset_id: None | str | Unset = UNSET,
     status: BatchStatus | None | Unset = UNSET,
+    updated_since: datetime.datetime | None | Unset = UNSET,
     limit: int | Unset = 100,
     cursor: None | str | Unset = UNSET,
 ) -> Response[BatchList | HTTPValidationError]:
     """List batches, newest first, by dataset and status.
 
+     A poller passes `updated_since` (the time of its last poll) to get only what changed.
+
     Args:
         dataset_id (None | str | Unset):
         status (BatchStatus | None | Unset):
+        updated_since (datetime.datetime | None | Unset): Only items changed at or after this time
+            (ISO 8601): what a poller needs
         limit (int | Unset): Items per page Default: 100.
         cursor (None | str | Unset): The `next` of the page before
 
@@ -113,6 +129,7 @@ def sync_detailed(
     kwargs = _get_kwargs(
         dataset_id=dataset_id,
         status=status,
+        updated_since=updated_since,
         limit=limit,
         cursor=cursor,
     )
@@ -129,14 +146,19 @@ def sync(
     client: AuthenticatedClient,
     dataset_id: None | str | Unset = UNSET,
     status: BatchStatus | None | Unset = UNSET,
+    updated_since: datetime.datetime | None | Unset = UNSET,
     limit: int | Unset = 100,
     cursor: None | str | Unset = UNSET,
 ) -> BatchList | HTTPValidationError | None:
     """List batches, newest first, by dataset and status.
 
+     A poller passes `updated_since` (the time of its last poll) to get only what changed.
+
     Args:
         dataset_id (None | str | Unset):
         status (BatchStatus | None | Unset):
+        updated_since (datetime.datetime | None | Unset): Only items changed at or after this time
+            (ISO 8601): what a poller needs
         limit (int | Unset): Items per page Default: 100.
         cursor (None | str | Unset): The `next` of the page before
 
@@ -152,6 +174,7 @@ def sync(
         client=client,
         dataset_id=dataset_id,
         status=status,
+        updated_since=updated_since,
         limit=limit,
         cursor=cursor,
     ).parsed
@@ -162,14 +185,19 @@ async def asyncio_detailed(
     client: AuthenticatedClient,
     dataset_id: None | str | Unset = UNSET,
     status: BatchStatus | None | Unset = UNSET,
+    updated_since: datetime.datetime | None | Unset = UNSET,
     limit: int | Unset = 100,
     cursor: None | str | Unset = UNSET,
 ) -> Response[BatchList | HTTPValidationError]:
     """List batches, newest first, by dataset and status.
 
+     A poller passes `updated_since` (the time of its last poll) to get only what changed.
+
     Args:
         dataset_id (None | str | Unset):
         status (BatchStatus | None | Unset):
+        updated_since (datetime.datetime | None | Unset): Only items changed at or after this time
+            (ISO 8601): what a poller needs
         limit (int | Unset): Items per page Default: 100.
         cursor (None | str | Unset): The `next` of the page before
 
@@ -184,6 +212,7 @@ async def asyncio_detailed(
     kwargs = _get_kwargs(
         dataset_id=dataset_id,
         status=status,
+        updated_since=updated_since,
         limit=limit,
         cursor=cursor,
     )
@@ -198,14 +227,19 @@ async def asyncio(
     client: AuthenticatedClient,
     dataset_id: None | str | Unset = UNSET,
     status: BatchStatus | None | Unset = UNSET,
+    updated_since: datetime.datetime | None | Unset = UNSET,
     limit: int | Unset = 100,
     cursor: None | str | Unset = UNSET,
 ) -> BatchList | HTTPValidationError | None:
     """List batches, newest first, by dataset and status.
 
+     A poller passes `updated_since` (the time of its last poll) to get only what changed.
+
     Args:
         dataset_id (None | str | Unset):
         status (BatchStatus | None | Unset):
+        updated_since (datetime.datetime | None | Unset): Only items changed at or after this time
+            (ISO 8601): what a poller needs
         limit (int | Unset): Items per page Default: 100.
         cursor (None | str | Unset): The `next` of the page before
 
@@ -222,6 +256,7 @@ async def asyncio(
             client=client,
             dataset_id=dataset_id,
             status=status,
+            updated_since=updated_since,
             limit=limit,
             cursor=cursor,
         )

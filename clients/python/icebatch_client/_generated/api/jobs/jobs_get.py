@@ -1,5 +1,5 @@
 from http import HTTPStatus
-from typing import Any
+from typing import Any, cast
 from urllib.parse import quote
 
 import httpx
@@ -8,12 +8,18 @@ from ... import errors
 from ...client import AuthenticatedClient, Client
 from ...models.http_validation_error import HTTPValidationError
 from ...models.job_out import JobOut
-from ...types import Response
+from ...types import UNSET, Response, Unset
 
 
 def _get_kwargs(
     job_id: str,
+    *,
+    if_none_match: str | Unset = UNSET,
 ) -> dict[str, Any]:
+    headers: dict[str, Any] = {}
+    if not isinstance(if_none_match, Unset):
+        headers["If-None-Match"] = if_none_match
+
     _kwargs: dict[str, Any] = {
         "method": "get",
         "url": "/v1/jobs/{job_id}".format(
@@ -21,16 +27,21 @@ def _get_kwargs(
         ),
     }
 
+    _kwargs["headers"] = headers
     return _kwargs
 
 
 def _parse_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> HTTPValidationError | JobOut | None:
+) -> Any | HTTPValidationError | JobOut | None:
     if response.status_code == 200:
         response_200 = JobOut.from_dict(response.json())
 
         return response_200
+
+    if response.status_code == 304:
+        response_304 = cast(Any, None)
+        return response_304
 
     if response.status_code == 422:
         response_422 = HTTPValidationError.from_dict(response.json())
@@ -45,7 +56,7 @@ def _parse_response(
 
 def _build_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> Response[HTTPValidationError | JobOut]:
+) -> Response[Any | HTTPValidationError | JobOut]:
     return Response(
         status_code=HTTPStatus(response.status_code),
         content=response.content,
@@ -58,22 +69,28 @@ def sync_detailed(
     job_id: str,
     *,
     client: AuthenticatedClient,
-) -> Response[HTTPValidationError | JobOut]:
+    if_none_match: str | Unset = UNSET,
+) -> Response[Any | HTTPValidationError | JobOut]:
     """State, stage, progress, attempt, timings and error of one job.
+
+     Poll it cheaply: send the `ETag` of the last answer as `If-None-Match`; while nothing
+    changed the answer is `304 Not Modified`, without a body.
 
     Args:
         job_id (str):
+        if_none_match (str | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[HTTPValidationError | JobOut]
+        Response[Any | HTTPValidationError | JobOut]
     """
 
     kwargs = _get_kwargs(
         job_id=job_id,
+        if_none_match=if_none_match,
     )
 
     response = client.get_httpx_client().request(
@@ -87,23 +104,29 @@ def sync(
     job_id: str,
     *,
     client: AuthenticatedClient,
-) -> HTTPValidationError | JobOut | None:
+    if_none_match: str | Unset = UNSET,
+) -> Any | HTTPValidationError | JobOut | None:
     """State, stage, progress, attempt, timings and error of one job.
+
+     Poll it cheaply: send the `ETag` of the last answer as `If-None-Match`; while nothing
+    changed the answer is `304 Not Modified`, without a body.
 
     Args:
         job_id (str):
+        if_none_match (str | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        HTTPValidationError | JobOut
+        Any | HTTPValidationError | JobOut
     """
 
     return sync_detailed(
         job_id=job_id,
         client=client,
+        if_none_match=if_none_match,
     ).parsed
 
 
@@ -111,22 +134,28 @@ async def asyncio_detailed(
     job_id: str,
     *,
     client: AuthenticatedClient,
-) -> Response[HTTPValidationError | JobOut]:
+    if_none_match: str | Unset = UNSET,
+) -> Response[Any | HTTPValidationError | JobOut]:
     """State, stage, progress, attempt, timings and error of one job.
+
+     Poll it cheaply: send the `ETag` of the last answer as `If-None-Match`; while nothing
+    changed the answer is `304 Not Modified`, without a body.
 
     Args:
         job_id (str):
+        if_none_match (str | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[HTTPValidationError | JobOut]
+        Response[Any | HTTPValidationError | JobOut]
     """
 
     kwargs = _get_kwargs(
         job_id=job_id,
+        if_none_match=if_none_match,
     )
 
     response = await client.get_async_httpx_client().request(**kwargs)
@@ -138,23 +167,29 @@ async def asyncio(
     job_id: str,
     *,
     client: AuthenticatedClient,
-) -> HTTPValidationError | JobOut | None:
+    if_none_match: str | Unset = UNSET,
+) -> Any | HTTPValidationError | JobOut | None:
     """State, stage, progress, attempt, timings and error of one job.
+
+     Poll it cheaply: send the `ETag` of the last answer as `If-None-Match`; while nothing
+    changed the answer is `304 Not Modified`, without a body.
 
     Args:
         job_id (str):
+        if_none_match (str | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        HTTPValidationError | JobOut
+        Any | HTTPValidationError | JobOut
     """
 
     return (
         await asyncio_detailed(
             job_id=job_id,
             client=client,
+            if_none_match=if_none_match,
         )
     ).parsed

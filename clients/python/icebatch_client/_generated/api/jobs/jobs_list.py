@@ -1,3 +1,4 @@
+import datetime
 from http import HTTPStatus
 from typing import Any
 
@@ -15,6 +16,7 @@ def _get_kwargs(
     *,
     state: JobState | None | Unset = UNSET,
     kind: None | str | Unset = UNSET,
+    updated_since: datetime.datetime | None | Unset = UNSET,
     limit: int | Unset = 100,
     cursor: None | str | Unset = UNSET,
 ) -> dict[str, Any]:
@@ -35,6 +37,15 @@ def _get_kwargs(
     else:
         json_kind = kind
     params["kind"] = json_kind
+
+    json_updated_since: None | str | Unset
+    if isinstance(updated_since, Unset):
+        json_updated_since = UNSET
+    elif isinstance(updated_since, datetime.datetime):
+        json_updated_since = updated_since.isoformat()
+    else:
+        json_updated_since = updated_since
+    params["updated_since"] = json_updated_since
 
     params["limit"] = limit
 
@@ -91,14 +102,19 @@ def sync_detailed(
     client: AuthenticatedClient,
     state: JobState | None | Unset = UNSET,
     kind: None | str | Unset = UNSET,
+    updated_since: datetime.datetime | None | Unset = UNSET,
     limit: int | Unset = 100,
     cursor: None | str | Unset = UNSET,
 ) -> Response[HTTPValidationError | JobList]:
     """List your organization's jobs, newest first.
 
+     A poller passes `updated_since` (the time of its last poll) to get only what changed.
+
     Args:
         state (JobState | None | Unset):
         kind (None | str | Unset):
+        updated_since (datetime.datetime | None | Unset): Only items changed at or after this time
+            (ISO 8601): what a poller needs
         limit (int | Unset): Items per page Default: 100.
         cursor (None | str | Unset): The `next` of the page before
 
@@ -113,6 +129,7 @@ def sync_detailed(
     kwargs = _get_kwargs(
         state=state,
         kind=kind,
+        updated_since=updated_since,
         limit=limit,
         cursor=cursor,
     )
@@ -129,14 +146,19 @@ def sync(
     client: AuthenticatedClient,
     state: JobState | None | Unset = UNSET,
     kind: None | str | Unset = UNSET,
+    updated_since: datetime.datetime | None | Unset = UNSET,
     limit: int | Unset = 100,
     cursor: None | str | Unset = UNSET,
 ) -> HTTPValidationError | JobList | None:
     """List your organization's jobs, newest first.
 
+     A poller passes `updated_since` (the time of its last poll) to get only what changed.
+
     Args:
         state (JobState | None | Unset):
         kind (None | str | Unset):
+        updated_since (datetime.datetime | None | Unset): Only items changed at or after this time
+            (ISO 8601): what a poller needs
         limit (int | Unset): Items per page Default: 100.
         cursor (None | str | Unset): The `next` of the page before
 
@@ -152,6 +174,7 @@ def sync(
         client=client,
         state=state,
         kind=kind,
+        updated_since=updated_since,
         limit=limit,
         cursor=cursor,
     ).parsed
@@ -162,14 +185,19 @@ async def asyncio_detailed(
     client: AuthenticatedClient,
     state: JobState | None | Unset = UNSET,
     kind: None | str | Unset = UNSET,
+    updated_since: datetime.datetime | None | Unset = UNSET,
     limit: int | Unset = 100,
     cursor: None | str | Unset = UNSET,
 ) -> Response[HTTPValidationError | JobList]:
     """List your organization's jobs, newest first.
 
+     A poller passes `updated_since` (the time of its last poll) to get only what changed.
+
     Args:
         state (JobState | None | Unset):
         kind (None | str | Unset):
+        updated_since (datetime.datetime | None | Unset): Only items changed at or after this time
+            (ISO 8601): what a poller needs
         limit (int | Unset): Items per page Default: 100.
         cursor (None | str | Unset): The `next` of the page before
 
@@ -184,6 +212,7 @@ async def asyncio_detailed(
     kwargs = _get_kwargs(
         state=state,
         kind=kind,
+        updated_since=updated_since,
         limit=limit,
         cursor=cursor,
     )
@@ -198,14 +227,19 @@ async def asyncio(
     client: AuthenticatedClient,
     state: JobState | None | Unset = UNSET,
     kind: None | str | Unset = UNSET,
+    updated_since: datetime.datetime | None | Unset = UNSET,
     limit: int | Unset = 100,
     cursor: None | str | Unset = UNSET,
 ) -> HTTPValidationError | JobList | None:
     """List your organization's jobs, newest first.
 
+     A poller passes `updated_since` (the time of its last poll) to get only what changed.
+
     Args:
         state (JobState | None | Unset):
         kind (None | str | Unset):
+        updated_since (datetime.datetime | None | Unset): Only items changed at or after this time
+            (ISO 8601): what a poller needs
         limit (int | Unset): Items per page Default: 100.
         cursor (None | str | Unset): The `next` of the page before
 
@@ -222,6 +256,7 @@ async def asyncio(
             client=client,
             state=state,
             kind=kind,
+            updated_since=updated_since,
             limit=limit,
             cursor=cursor,
         )
