@@ -26,9 +26,24 @@ class ReplaySpec(BaseModel):
 
 
 class BatchCreate(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "examples": [
+                {"dataset_id": "0b1c9a52-6f0e-4d43-9a57-3f1f1b0c2d7e", "format": "csv"},
+                {
+                    "dataset_id": "0b1c9a52-6f0e-4d43-9a57-3f1f1b0c2d7e",
+                    "format": "json",
+                    "replay": {
+                        "predecessors": ["5d6f7a1e-2b3c-4d5e-8f90-1a2b3c4d5e6f"],
+                        "reason": "late corrections",
+                    },
+                },
+            ]
+        },
+    )
 
-    dataset_id: str
+    dataset_id: str = Field(description="The dataset the batch loads into")
     format: Literal["csv", "json", "parquet"] = Field(
         description="csv (with a header line), json (JSON lines), parquet"
     )

@@ -14,7 +14,11 @@ router = APIRouter(prefix="/v1/jobs", tags=["jobs"])
 
 @router.get("/{job_id}", response_model=JobOut)
 def jobs_get(job_id: str, org: Org, session: DbSession) -> JobOut:
-    """State, stage, progress, attempt, timings and error of one job."""
+    """State, stage, progress, attempt, timings and error of one job.
+
+    A job is queued, then running (its `stage` and `progress` move), then succeeded (with its
+    `result`) or failed (with its `error`, after its attempts).
+    """
     return service.describe(session, org, job_id)
 
 
@@ -26,5 +30,8 @@ def jobs_list(
     state: JobState | None = None,
     kind: str | None = None,
 ) -> JobList:
-    """List your organization's jobs, newest first."""
+    """List your organization's jobs, newest first.
+
+    Filter by `state` and `kind`; a page at a time (`cursor`, `Link`).
+    """
     return paging.respond(service.list_jobs(session, org, state, kind, paging.offset, paging.limit))
