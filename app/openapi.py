@@ -264,6 +264,8 @@ def _complete_operation(route: APIRoute, operation: dict[str, Any]) -> None:
     keyed = "security" in operation
     if operation.get("parameters") or operation.get("requestBody"):
         _add(responses, "422", INVALID + "service refused (`detail` says which)")
+    if "application/json" in operation.get("requestBody", {}).get("content", {}):
+        _add(responses, "400", "The body could not be parsed: not JSON, or not UTF-8")
     if any(p["in"] == "path" for p in operation.get("parameters", [])):
         _add(responses, "404", "What the path names does not exist in your organization")
     if "idempotency" in names:
