@@ -64,14 +64,19 @@ class BatchOut(BaseModel):
     id: str
     dataset_id: str
     format: str
-    status: str
-    row_count: int | None
+    status: str = Field(
+        description="loading → staged → processing → success | failed; aborted; a 'success' "
+        "batch becomes reverted or replaced"
+    )
+    row_count: int | None = Field(description="Rows ingested (once processed)")
     file_count: int
     bytes: int
-    snapshot_id: int | None
-    job_id: str | None
+    snapshot_id: int | None = Field(description="The Iceberg snapshot that committed its rows")
+    job_id: str | None = Field(description="Its ingest job (once completed)")
     progress: float | None = Field(description="The ingest job's progress, 0..1")
-    errors: list[dict[str, Any]] | None
+    errors: list[dict[str, Any]] | None = Field(
+        description="A failed batch's row-level errors: {file, row, field, reason}"
+    )
     replay: dict[str, Any] | None = Field(description="{predecessors, reason} of a replay batch")
     restated_by: str | None = Field(description="The pending revert or replay of this batch")
     files: list[BatchFileOut]

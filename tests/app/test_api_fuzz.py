@@ -151,7 +151,7 @@ def run_seeded(schema: Any, ids: dict[str, str], key: str, findings: Findings) -
                 for name in case.path_parameters or {}:
                     if name in ids:
                         case.path_parameters[name] = ids[name]
-                case.headers = {**(case.headers or {}), "Authorization": f"Bearer {key}"}
+                case.headers["Authorization"] = f"Bearer {key}"
                 findings.validate(case.call(), case)
 
             try:
