@@ -25,6 +25,7 @@ from fastapi.routing import APIRoute
 from pydantic import BaseModel, ConfigDict, Field
 
 from app.auth import document_scopes
+from app.idempotency import idempotency
 
 PROBLEM = "application/problem+json"
 PROBLEM_REF = {"$ref": "#/components/schemas/Problem"}
@@ -229,8 +230,14 @@ def _calls(dependant: Dependant) -> Iterator[Any]:
         yield from _calls(sub)
 
 
-def _names(route: APIRoute) -> set[str]:
-    return {getattr(call, "__name__", "") for call in _calls(route.dependant)}
+def _takes_idempotency_key(route: APIRoute) -> bool:
+    return any(call is idempotency for call in _calls(route.dependant))
+
+
+def _is_paged(route: APIRoute) -> bool:
+    """Whether the route takes `limit` + `cursor` (`app.pagination.paging`'s dependency, a
+    closure per page size: known by its name)."""
+    return any(getattr(call, "__name__", "") == "page_request" for call in _calls(route.dependant))
 
 
 def _add(responses: dict[str, Any], status: str, description: str) -> dict[str, Any]:
@@ -260,7 +267,7 @@ def _headers(response: dict[str, Any], names: list[str]) -> None:
 
 def _complete_operation(route: APIRoute, operation: dict[str, Any]) -> None:
     responses: dict[str, Any] = operation["responses"]
-    names = _names(route)
+    idempotent, paged = _takes_idempotency_key(route), _is_paged(route)
     keyed = "security" in operation
     if operation.get("parameters") or operation.get("requestBody"):
         _add(responses, "422", INVALID + "service refused (`detail` says which)")
@@ -268,7 +275,7 @@ def _complete_operation(route: APIRoute, operation: dict[str, Any]) -> None:
         _add(responses, "400", "The body could not be parsed: not JSON, or not UTF-8")
     if any(p["in"] == "path" for p in operation.get("parameters", [])):
         _add(responses, "404", "What the path names does not exist in your organization")
-    if "idempotency" in names:
+    if idempotent:
         _add(responses, "409", IDEMPOTENCY_CONFLICT)
     if keyed:
         for status, (description, _) in KEYED_PROBLEMS.items():
@@ -278,9 +285,9 @@ def _complete_operation(route: APIRoute, operation: dict[str, Any]) -> None:
         if not success and status.isdigit() and int(status) >= 400:
             _as_problem(response)
         extra = ["X-Request-Id"]
-        if success and "page_request" in names:
+        if success and paged:
             extra.append("Link")
-        if success and "idempotency" in names:
+        if success and idempotent:
             extra.append("Idempotent-Replayed")
         if keyed and success:
             extra.extend(RATE_LIMIT_HEADERS)
