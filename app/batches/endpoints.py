@@ -33,7 +33,7 @@ UPLOAD_BODY = {
     "description": "The file's bytes, as stored (any content type)",
     "content": {
         "application/octet-stream": {
-            "schema": {"type": "string", "format": "binary"},
+            "schema": {"type": "string", "format": "binary", "minLength": 1},  # empty: 422
             "example": "event_id,user_id,event_time\n1,u1,2026-11-01T10:00:00Z\n",
         }
     },
