@@ -128,6 +128,6 @@ class StoreUnavailable(AppError):
         super().__init__(
             "the metadata store is unavailable; nothing was changed: retry the request after "
             f"{retry_after} s (with the same Idempotency-Key, if it had one)",
-            retry_after=retry_after,
+            retry_after_seconds=retry_after,
         )
         self.retry_after = retry_after

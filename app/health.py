@@ -7,8 +7,9 @@ import time
 from typing import Any
 
 from fastapi import APIRouter, Request, Response
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, PlainTextResponse
 from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, Counter, Histogram, generate_latest
+from pydantic import BaseModel, Field
 from sqlalchemy import text
 from starlette.middleware.base import BaseHTTPMiddleware, RequestResponseEndpoint
 
@@ -35,9 +36,24 @@ class MetricsMiddleware(BaseHTTPMiddleware):
         return response
 
 
-@router.get("/healthz")
+class Liveness(BaseModel):
+    status: str = Field(examples=["ok"])
+
+
+class Readiness(BaseModel):
+    status: str = Field(description="`ready` or `not ready`")
+    checks: dict[str, str] = Field(
+        description="database, broker, catalog: `ok` or `down: <error>`",
+        examples=[{"database": "ok", "broker": "ok", "catalog": "ok"}],
+    )
+
+
+@router.get("/healthz", response_model=Liveness)
 def health_live() -> dict[str, str]:
-    """The process is up."""
+    """The process is up.
+
+    Answers without touching the database, the broker or the catalog.
+    """
     return {"status": "ok"}
 
 
@@ -59,9 +75,16 @@ def _database() -> None:
         conn.execute(text("SELECT 1"))
 
 
-@router.get("/readyz")
+@router.get(
+    "/readyz",
+    response_model=Readiness,
+    responses={503: {"model": Readiness, "description": "Something it needs is down"}},
+)
 def health_ready() -> JSONResponse:
-    """Ready when the database, the broker and the Iceberg catalog answer."""
+    """Ready when the database, the broker and the Iceberg catalog answer.
+
+    503 with the failing check's error otherwise: a load balancer stops sending requests.
+    """
     checks = dict(
         [
             _check("database", _database),
@@ -74,7 +97,11 @@ def health_ready() -> JSONResponse:
     return JSONResponse(body, status_code=200 if ready else 503)
 
 
-@router.get("/metrics")
+@router.get("/metrics", response_class=PlainTextResponse)
 def health_metrics() -> Response:
-    """Prometheus metrics."""
+    """Prometheus metrics.
+
+    The text exposition format: HTTP counters and latencies, jobs, outbox, leases, tombstones,
+    privacy and vacuum metrics.
+    """
     return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)

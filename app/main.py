@@ -14,7 +14,6 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from app import health
 from app.audit.endpoints import router as audit_router
 from app.audit.middleware import AuditMiddleware
-from app.auth import document_scopes
 from app.batches.endpoints import router as batches_router
 from app.changes.endpoints import router as changes_router
 from app.config import get_settings
@@ -25,6 +24,7 @@ from app.jobs.endpoints import router as jobs_router
 from app.keys.endpoints import router as keys_router
 from app.limits.rate import FairUseMiddleware
 from app.maintenance.endpoints import router as maintenance_router
+from app.openapi import TAGS, complete
 from app.reads.endpoints import router as reads_router
 from app.request_context import RequestIdMiddleware
 from app.restatements.endpoints import privacy_router, tombstones_router
@@ -105,6 +105,7 @@ def create_app() -> FastAPI:
         title="Icebatch",
         version="0.1.0",
         description="Batch control plane for Apache Iceberg: ingest, restate, read increments.",
+        openapi_tags=TAGS,
     )
     app.add_middleware(AuditMiddleware)  # inside the request id, outside the error handlers
     app.add_middleware(health.MetricsMiddleware)
@@ -135,8 +136,8 @@ def create_app() -> FastAPI:
 
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:
-            document_scopes(app.routes, FastAPI.openapi(app))
-        return app.openapi_schema  # type: ignore[return-value]
+            app.openapi_schema = complete(app, FastAPI.openapi(app))
+        return app.openapi_schema
 
     app.openapi = openapi  # type: ignore[method-assign]
     return app

@@ -28,7 +28,11 @@ def audit_list(
         datetime | None, Query(description="Only events at or after (ISO 8601)")
     ] = None,
 ) -> AuditPage:
-    """Your organization's audit trail, newest first, a page at a time."""
+    """Your organization's audit trail, newest first, a page at a time.
+
+    Every mutating call and every denied one: who (key id), what (`action`), on what (`target`)
+    and how it ended. Filter by `action` (`batches.*` for a prefix) and `since`.
+    """
     page = service.page(
         session, org, cursor=paging.cursor, action=action, since=since, limit=paging.limit
     )

@@ -20,21 +20,50 @@ from app.conditional import UpdatedSince
 from app.db import DbSession
 from app.idempotency import Idempotent
 from app.models import BatchStatus, Scope
+from app.openapi import problems
 from app.pagination import Paging
 
 router = APIRouter(prefix="/v1/batches", tags=["batches"])
+STATE_CONFLICT = problems(
+    {
+        409: "The batch's status does not allow this action (`batch_status`), or it already has a "
+        "pending revert or replay"
+    }
+)
+UPLOAD_BODY = {
+    "required": True,
+    "description": "The file's bytes, as stored (any content type)",
+    "content": {
+        "application/octet-stream": {
+            "schema": {"type": "string", "format": "binary", "minLength": 1},  # empty: 422
+            "example": "event_id,user_id,event_time\n1,u1,2026-11-01T10:00:00Z\n",
+        }
+    },
+}
 
 
 @router.post(
     "",
     status_code=201,
     response_model=BatchOut,
+    responses=problems(
+        {
+            404: "No such dataset, or a replay's predecessor batch, in your organization",
+            409: "A replay's predecessor is not 'success', or already has a pending revert or "
+            "replay",
+        }
+    ),
     dependencies=[requires(Scope.WRITE, "batches.open")],
 )
 def batches_create(
     body: BatchCreate, org: Org, session: DbSession, idempotent: Idempotent
 ) -> JSONResponse:
-    """Open a batch; it accepts files while 'loading'."""
+    """Open a batch; it accepts files while 'loading'.
+
+    Upload its files (`PUT /v1/batches/{batch_id}/files/{name}`), then complete it. With
+    `replay`, the batch replaces its predecessors: their tombstones and its rows commit as one
+    snapshot.
+    """
 
     def run() -> tuple[int, BatchOut]:
         return 201, service.to_out(session, service.open_batch(session, org, body))
@@ -46,16 +75,25 @@ def batches_create(
     "/{batch_id}/files/{name}",
     status_code=201,
     response_model=BatchFileOut,
-    responses={
-        413: {"description": "The file exceeds the size limit; nothing of it was kept"},
-        507: {"description": "Staging ran out of space; nothing of it was kept: upload again"},
-    },
+    responses=problems(
+        {
+            409: "The batch is not 'loading' (`batch_status`)",
+            413: "The file exceeds the size limit; nothing of it was kept",
+            507: "Staging ran out of space; nothing of it was kept: upload again",
+        }
+    ),
+    openapi_extra={"requestBody": UPLOAD_BODY},
     dependencies=[requires(Scope.WRITE, "batches.upload")],
 )
 async def batches_upload_file(
     batch_id: str, name: str, request: Request, org: Org, session: DbSession
 ) -> BatchFileOut:
-    """Upload one file of the batch (the raw file as the request body)."""
+    """Upload one file of the batch (the raw file as the request body).
+
+    The body is streamed to staging, in the batch's format (CSV with a header line, JSON lines
+    or Parquet). A second upload of a name replaces the first. 422 for an empty file or a bad
+    name (letters, digits, '.', '_', '-').
+    """
     stored = await service.store_file(session, org, batch_id, name, request.stream())
     return BatchFileOut(name=stored.name, bytes=stored.bytes, sha256=stored.sha256)
 
@@ -63,7 +101,10 @@ async def batches_upload_file(
 @router.post(
     "/{batch_id}",
     response_model=BatchActionOut,
-    responses={202: {"model": BatchActionOut, "description": "COMPLETE or REVERT: the job"}},
+    responses={
+        202: {"model": BatchActionOut, "description": "COMPLETE or REVERT: the job"},
+        **STATE_CONFLICT,
+    },
     dependencies=[requires(Scope.WRITE, "batches.act", by="action")],
 )
 def batches_act(
@@ -83,6 +124,7 @@ def _acting(action: BatchAction, status_code: int) -> Any:
         f"/{{batch_id}}/{action.value.lower()}",
         status_code=status_code,
         response_model=BatchActionOut,
+        responses=STATE_CONFLICT,
         dependencies=[requires(Scope.WRITE, f"batches.act.{action.value}")],
     )
 
@@ -131,7 +173,9 @@ def batches_revert(
 def batches_get(batch_id: str, org: Org, session: DbSession, request: Request) -> Response:
     """Status, counts, errors, snapshot id and progress of a batch.
 
-    Poll it cheaply: send the `ETag` of the last answer as `If-None-Match`; while nothing
+    Poll it while the batch is 'staged' or 'processing'; a 'failed' batch lists its row-level
+    errors (`errors`: file, row, field, value, reason). Poll it cheaply: send the `ETag` of the
+    last answer as `If-None-Match`; while nothing
     changed the answer is `304 Not Modified`, without a body.
     """
     tag = service.version(session, org, batch_id)
@@ -149,7 +193,8 @@ def batches_list(
 ) -> BatchList:
     """List batches, newest first, by dataset and status.
 
-    A poller passes `updated_since` (the time of its last poll) to get only what changed.
+    A page at a time: pass a page's `next` as `cursor` (or follow its `Link` header). A poller
+    passes `updated_since` (the time of its last poll) to get only what changed.
     """
     page = service.list_batches(
         session, org, dataset_id, status, paging.offset, paging.limit, updated_since

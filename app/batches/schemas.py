@@ -26,9 +26,24 @@ class ReplaySpec(BaseModel):
 
 
 class BatchCreate(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "examples": [
+                {"dataset_id": "0b1c9a52-6f0e-4d43-9a57-3f1f1b0c2d7e", "format": "csv"},
+                {
+                    "dataset_id": "0b1c9a52-6f0e-4d43-9a57-3f1f1b0c2d7e",
+                    "format": "json",
+                    "replay": {
+                        "predecessors": ["5d6f7a1e-2b3c-4d5e-8f90-1a2b3c4d5e6f"],
+                        "reason": "late corrections",
+                    },
+                },
+            ]
+        },
+    )
 
-    dataset_id: str
+    dataset_id: str = Field(description="The dataset the batch loads into")
     format: Literal["csv", "json", "parquet"] = Field(
         description="csv (with a header line), json (JSON lines), parquet"
     )
@@ -49,14 +64,19 @@ class BatchOut(BaseModel):
     id: str
     dataset_id: str
     format: str
-    status: str
-    row_count: int | None
+    status: str = Field(
+        description="loading → staged → processing → success | failed; aborted; a 'success' "
+        "batch becomes reverted or replaced"
+    )
+    row_count: int | None = Field(description="Rows ingested (once processed)")
     file_count: int
     bytes: int
-    snapshot_id: int | None
-    job_id: str | None
+    snapshot_id: int | None = Field(description="The Iceberg snapshot that committed its rows")
+    job_id: str | None = Field(description="Its ingest job (once completed)")
     progress: float | None = Field(description="The ingest job's progress, 0..1")
-    errors: list[dict[str, Any]] | None
+    errors: list[dict[str, Any]] | None = Field(
+        description="A failed batch's row-level errors: {file, row, field, reason}"
+    )
     replay: dict[str, Any] | None = Field(description="{predecessors, reason} of a replay batch")
     restated_by: str | None = Field(description="The pending revert or replay of this batch")
     files: list[BatchFileOut]

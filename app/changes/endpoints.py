@@ -12,12 +12,48 @@ from app.db import DbSession
 from app.deps import DatasetTable
 from app.idempotency import Idempotent
 from app.models import Scope
-from app.reads.endpoints import Format, stream
+from app.openapi import header, problems
+from app.reads.endpoints import SNAPSHOT_HEADER, Format, stream, streamed
 
 router = APIRouter(prefix="/v1/datasets", tags=["changes"])
 
+RANGE_PROBLEMS = problems(
+    {
+        404: "No such dataset in your organization, or a snapshot of the range is not in its "
+        "snapshot log",
+        410: "The range reaches a snapshot that retention expired (`snapshot_id`; read from "
+        "`oldest_retained_snapshot_id` on)",
+    }
+)
 
-@router.get("/{dataset_id}/changes", response_class=StreamingResponse)
+
+@router.get(
+    "/{dataset_id}/changes",
+    response_class=StreamingResponse,
+    responses={
+        **streamed(
+            "The changed rows, in the `format` asked for",
+            {
+                "X-Icebatch-From-Snapshot": header(
+                    "The range's start, excluded (empty: before the first snapshot)",
+                    SNAPSHOT_HEADER,
+                    required=True,
+                ),
+                "X-Icebatch-To-Snapshot": header(
+                    "The range's end, included: the next increment's start (empty: none yet)",
+                    SNAPSHOT_HEADER,
+                    required=True,
+                ),
+                "X-Icebatch-Change-Kind": header(
+                    "The `kind` read",
+                    {"type": "string", "enum": ["appended", "deleted"]},
+                    required=True,
+                ),
+            },
+        ),
+        **RANGE_PROBLEMS,
+    },
+)
 def changes_read(
     loaded: DatasetTable,
     session: DbSession,
@@ -59,6 +95,7 @@ def changes_read(
     "/{dataset_id}/exports",
     status_code=202,
     response_model=ExportOut,
+    responses=RANGE_PROBLEMS,
     dependencies=[requires(Scope.WRITE, "exports.create")],
 )
 def exports_create(

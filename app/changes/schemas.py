@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from app.jobs.schemas import JobOut
 
@@ -10,6 +10,15 @@ ChangeKind = Literal["appended", "deleted"]
 
 
 class ExportCreate(BaseModel):
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {"kind": "appended", "from_snapshot": 3051729675574597004},
+                {"kind": "deleted", "since": "2026-11-01T00:00:00Z"},
+            ]
+        }
+    )
+
     kind: ChangeKind
     from_snapshot: int | None = Field(default=None, description="Start after this snapshot")
     to_snapshot: int | None = Field(default=None, description="End at this snapshot (current)")

@@ -3,12 +3,30 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from app.pagination import Page
 
 
 class DatasetCreate(BaseModel):
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "name": "events",
+                    "schema": [
+                        {"name": "event_id", "type": "long", "required": True},
+                        {"name": "user_id", "type": "string", "required": True},
+                        {"name": "event_time", "type": "timestamptz"},
+                        {"name": "amount", "type": "decimal(10,2)", "doc": "In euros"},
+                    ],
+                    "partition": [{"column": "event_time", "transform": "day"}],
+                    "identity_columns": ["user_id"],
+                }
+            ]
+        }
+    )
+
     name: str = Field(examples=["events"], description="Lowercase letters, digits and '_'.")
     schema_: list[dict[str, Any]] = Field(
         alias="schema",
@@ -16,9 +34,16 @@ class DatasetCreate(BaseModel):
         examples=[[{"name": "event_id", "type": "long", "required": True}]],
     )
     partition: list[dict[str, Any]] = Field(
-        default_factory=list, examples=[[{"column": "event_time", "transform": "day"}]]
+        default_factory=list,
+        description="Partition fields: {column, transform} with transform identity, year, "
+        "month, day, hour, bucket (with `width`) or truncate (with `width`)",
+        examples=[[{"column": "event_time", "transform": "day"}]],
     )
-    identity_columns: list[str] = Field(default_factory=list, examples=[["user_id"]])
+    identity_columns: list[str] = Field(
+        default_factory=list,
+        description="Top-level columns naming a person or entity: what GDPR deletes match",
+        examples=[["user_id"]],
+    )
 
 
 class DatasetOut(BaseModel):

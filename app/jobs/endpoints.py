@@ -23,7 +23,9 @@ router = APIRouter(prefix="/v1/jobs", tags=["jobs"])
 def jobs_get(job_id: str, org: Org, session: DbSession, request: Request) -> Response:
     """State, stage, progress, attempt, timings and error of one job.
 
-    Poll it cheaply: send the `ETag` of the last answer as `If-None-Match`; while nothing
+    A job is queued, then running (its `stage` and `progress` move), then succeeded (with its
+    `result`) or failed (with its `error`, after its attempts). Poll it cheaply: send the `ETag`
+    of the last answer as `If-None-Match`; while nothing
     changed the answer is `304 Not Modified`, without a body.
     """
     tag = service.version(session, org, job_id)
@@ -41,7 +43,8 @@ def jobs_list(
 ) -> JobList:
     """List your organization's jobs, newest first.
 
-    A poller passes `updated_since` (the time of its last poll) to get only what changed.
+    Filter by `state` and `kind`; a page at a time (`cursor`, `Link`). A poller passes
+    `updated_since` (the time of its last poll) to get only what changed.
     """
     page = service.list_jobs(session, org, state, kind, paging.offset, paging.limit, updated_since)
     return paging.respond(page)

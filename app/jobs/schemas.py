@@ -10,13 +10,16 @@ from app.pagination import Page
 
 class JobOut(BaseModel):
     id: str
-    kind: str
-    subject_id: str | None
-    request_id: str
-    state: str
-    stage: str
-    progress: float
-    attempt: int
+    kind: str = Field(description="ingest, revert, replay, gdpr, vacuum, compact, expire or export")
+    subject_id: str | None = Field(
+        description="What the job works on: a batch (ingest), a restatement (revert, replay, "
+        "gdpr) or a dataset (vacuum, compact, expire, export)"
+    )
+    request_id: str = Field(description="The X-Request-Id of the request that created it")
+    state: str = Field(description="queued → running → succeeded | failed")
+    stage: str = Field(description="The step it is at while running (its kind's own names)")
+    progress: float = Field(description="0..1")
+    attempt: int = Field(description="Attempts so far; a failed attempt is retried")
     max_attempts: int
     created_at: datetime
     updated_at: datetime = Field(description="Last write to the job (state, progress, heartbeat)")
@@ -24,8 +27,8 @@ class JobOut(BaseModel):
     heartbeat_at: datetime | None
     finished_at: datetime | None
     duration_seconds: float | None
-    result: dict[str, Any] | None
-    error: str | None
+    result: dict[str, Any] | None = Field(description="What a succeeded job did (per kind)")
+    error: str | None = Field(description="Why a failed job (or its last attempt) failed")
 
 
 class JobList(Page):

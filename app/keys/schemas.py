@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from app.models import Scope
 from app.pagination import Page
@@ -11,6 +11,12 @@ DURATION_PATTERN = r"^[1-9][0-9]{0,5}[smhdw]$"
 
 
 class KeyCreate(BaseModel):
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [{"scope": "write", "name": "ingest-service", "expires_in": "90d"}]
+        }
+    )
+
     scope: Scope = Field(description="read < write < admin; each includes the ones before it")
     name: str | None = Field(default=None, max_length=128, description="What the key is for")
     expires_in: str | None = Field(

@@ -12,6 +12,9 @@ from app.jobs.schemas import JobOut
 from app.maintenance import service
 from app.maintenance.schemas import CompactRequest, VacuumRequest
 from app.models import Scope
+from app.openapi import problems
+
+BUSY = problems({409: "A vacuum or compaction of the dataset is queued or running (`job_id`)"})
 
 router = APIRouter(prefix="/v1/datasets", tags=["maintenance"])
 
@@ -20,6 +23,7 @@ router = APIRouter(prefix="/v1/datasets", tags=["maintenance"])
     "/{dataset_id}/vacuum",
     status_code=202,
     response_model=JobOut,
+    responses=BUSY,
     dependencies=[requires(Scope.ADMIN, "maintenance.vacuum")],
 )
 def maintenance_vacuum(
@@ -41,6 +45,7 @@ def maintenance_vacuum(
     "/{dataset_id}/compact",
     status_code=202,
     response_model=JobOut,
+    responses=BUSY,
     dependencies=[requires(Scope.ADMIN, "maintenance.compact")],
 )
 def maintenance_compact(

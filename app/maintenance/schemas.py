@@ -3,7 +3,7 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Self
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 
 class VacuumMode(StrEnum):
@@ -13,6 +13,12 @@ class VacuumMode(StrEnum):
 
 class VacuumRequest(BaseModel):
     """A vacuum: `full` purges every active tombstone; `partial` stays within its budgets."""
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [{"mode": "full"}, {"mode": "partial", "max_files": 50, "dry_run": True}]
+        }
+    )
 
     mode: VacuumMode = VacuumMode.FULL
     max_files: int | None = Field(default=None, ge=1, description="Partial: files per run.")
@@ -41,8 +47,21 @@ class CompactRequest(BaseModel):
     """Compaction: `binpack` merges a partition's small files; `sort` rewrites each partition's
     files sorted (by `sort_by`, default the table's sort order within the partition)."""
 
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {"strategy": "binpack", "target_file_bytes": 134217728},
+                {"strategy": "sort", "sort_by": ["user_id"]},
+            ]
+        }
+    )
+
     strategy: CompactStrategy = CompactStrategy.BINPACK
-    target_file_bytes: int | None = Field(default=None, ge=1024)
-    min_input_files: int = Field(default=2, ge=1)
-    sort_by: list[str] | None = None
-    dry_run: bool = False
+    target_file_bytes: int | None = Field(
+        default=None, ge=1024, description="The size files are packed to (default: the table's)"
+    )
+    min_input_files: int = Field(
+        default=2, ge=1, description="A partition with fewer small files is left alone"
+    )
+    sort_by: list[str] | None = Field(default=None, description="Sort: the columns to sort by")
+    dry_run: bool = Field(default=False, description="Plan only: the files it would rewrite")

@@ -11,6 +11,7 @@ from app.db import DbSession
 from app.deps import DatasetTable
 from app.idempotency import Idempotent
 from app.models import Scope
+from app.openapi import problems
 from app.pagination import PageRequest, paging
 from app.restatements import service
 from app.restatements.schemas import PrivacyJobCreate, PrivacyJobOut, TombstoneList
@@ -25,12 +26,17 @@ TombstonePaging = Annotated[PageRequest, paging(default=1000, maximum=10_000)]
     "",
     status_code=202,
     response_model=PrivacyJobOut,
+    responses=problems({404: "A dataset of `dataset_ids` does not exist in your organization"}),
     dependencies=[requires(Scope.WRITE, "privacy.submit")],
 )
 def privacy_jobs_create(
     body: PrivacyJobCreate, org: Org, session: DbSession, idempotent: Idempotent
 ) -> JSONResponse:
-    """GDPR delete: tombstone every row whose identity column holds one of `values`."""
+    """GDPR delete: tombstone every row whose identity column holds one of `values`.
+
+    One restatement per dataset; the rows are hidden from every read (at every snapshot) once
+    it commits, and physically erased by a later vacuum and expiry (the job's `receipt`).
+    """
 
     def run() -> tuple[int, PrivacyJobOut]:
         job = service.submit_privacy_job(
@@ -50,7 +56,9 @@ def privacy_jobs_create(
 def privacy_jobs_get(job_id: str, org: Org, session: DbSession, request: Request) -> Response:
     """Status per dataset, tombstones written and rows hidden.
 
-    Carries an `ETag`: with `If-None-Match` an unchanged job answers `304 Not Modified`.
+    `submitted → processing → complete` (logically deleted) `→ erased` (physically gone), or
+    `failed`; the receipt says what the erasure rewrote and expired. Carries an `ETag`: with
+    `If-None-Match` an unchanged job answers `304 Not Modified`.
     """
     status = service.privacy_job_status(session, org, job_id)
     # its status gathers several rows: the tag is the body's own (the 304 saves the transfer)
@@ -58,14 +66,22 @@ def privacy_jobs_get(job_id: str, org: Org, session: DbSession, request: Request
     return conditional.respond(request, tag, lambda: status)
 
 
-@tombstones_router.get("/{dataset_id}/tombstones", response_model=TombstoneList)
+@tombstones_router.get(
+    "/{dataset_id}/tombstones",
+    response_model=TombstoneList,
+    responses=problems({404: "No such dataset in your organization, or `as_of` names no snapshot"}),
+)
 def tombstones_list(
     loaded: DatasetTable,
     paging: TombstonePaging,
     namespace: Annotated[str | None, Query(description="Only tombstones on this column")] = None,
     as_of: Annotated[str | None, Query(description="A snapshot id or an ISO 8601 time")] = None,
 ) -> TombstoneList:
-    """The tombstones active now (or at `as_of`), oldest first."""
+    """The tombstones active now (or at `as_of`), oldest first.
+
+    A tombstone hides the rows whose `namespace` column holds its `id` (a batch id for a
+    revert, an identity for a GDPR delete) until a vacuum purges them.
+    """
     page = service.list_tombstones(
         loaded.dataset,
         loaded.table,

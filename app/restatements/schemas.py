@@ -11,11 +11,29 @@ MAX_GDPR_VALUES = 100_000
 
 
 class PrivacyJobCreate(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "examples": [
+                {
+                    "dataset_ids": ["0b1c9a52-6f0e-4d43-9a57-3f1f1b0c2d7e"],
+                    "column": "user_id",
+                    "values": ["u1", "u2"],
+                }
+            ]
+        },
+    )
 
-    dataset_ids: list[str] = Field(min_length=1, max_length=1000)
+    dataset_ids: list[str] = Field(
+        min_length=1, max_length=1000, description="The datasets to delete from"
+    )
     column: str = Field(description="A declared identity column of every dataset, e.g. user_id")
-    values: list[str | int] = Field(min_length=1, max_length=MAX_GDPR_VALUES)
+    values: list[str | int] = Field(
+        min_length=1,
+        max_length=MAX_GDPR_VALUES,
+        description="The identities whose rows are deleted (strings, or integers for an int or "
+        "long column)",
+    )
 
 
 class PrivacyDatasetStatus(BaseModel):

@@ -63,7 +63,7 @@ def test_requests_answer_503_with_retry_after(
     problem = response.json()
     assert problem["type"] == "https://icebatch.dev/problems/store-unavailable"
     assert problem["status"] == 503
-    assert problem["retry_after"] == 7
+    assert problem["retry_after_seconds"] == 7
     assert "retry the request after 7 s" in problem["detail"]
 
 

@@ -32,8 +32,6 @@ from .export_create import ExportCreate
 from .export_create_kind import ExportCreateKind
 from .export_out import ExportOut
 from .export_out_kind import ExportOutKind
-from .health_live_response_health_live import HealthLiveResponseHealthLive
-from .http_validation_error import HTTPValidationError
 from .job_list import JobList
 from .job_out import JobOut
 from .job_out_result_type_0 import JobOutResultType0
@@ -42,10 +40,15 @@ from .key_create import KeyCreate
 from .key_created import KeyCreated
 from .key_list import KeyList
 from .key_out import KeyOut
+from .liveness import Liveness
 from .privacy_dataset_status import PrivacyDatasetStatus
 from .privacy_job_create import PrivacyJobCreate
 from .privacy_job_out import PrivacyJobOut
 from .privacy_job_out_receipt_type_0 import PrivacyJobOutReceiptType0
+from .problem import Problem
+from .problem_error import ProblemError
+from .readiness import Readiness
+from .readiness_checks import ReadinessChecks
 from .replay_spec import ReplaySpec
 from .retention_out import RetentionOut
 from .retention_update import RetentionUpdate
@@ -62,7 +65,6 @@ from .tombstone_out import TombstoneOut
 from .tombstone_out_meta import TombstoneOutMeta
 from .vacuum_mode import VacuumMode
 from .vacuum_request import VacuumRequest
-from .validation_error import ValidationError
 
 __all__ = (
     "AuditEventOut",
@@ -97,8 +99,6 @@ __all__ = (
     "ExportCreateKind",
     "ExportOut",
     "ExportOutKind",
-    "HealthLiveResponseHealthLive",
-    "HTTPValidationError",
     "JobList",
     "JobOut",
     "JobOutResultType0",
@@ -107,10 +107,15 @@ __all__ = (
     "KeyCreated",
     "KeyList",
     "KeyOut",
+    "Liveness",
     "PrivacyDatasetStatus",
     "PrivacyJobCreate",
     "PrivacyJobOut",
     "PrivacyJobOutReceiptType0",
+    "Problem",
+    "ProblemError",
+    "Readiness",
+    "ReadinessChecks",
     "ReplaySpec",
     "RetentionOut",
     "RetentionUpdate",
@@ -127,5 +132,4 @@ __all__ = (
     "TombstoneOutMeta",
     "VacuumMode",
     "VacuumRequest",
-    "ValidationError",
 )

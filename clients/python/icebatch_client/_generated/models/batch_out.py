@@ -24,18 +24,19 @@ class BatchOut:
         completed_at (datetime.datetime | None):
         created_at (datetime.datetime):
         dataset_id (str):
-        errors (list[BatchOutErrorsType0Item] | None):
+        errors (list[BatchOutErrorsType0Item] | None): A failed batch's row-level errors: {file, row, field, reason}
         file_count (int):
         files (list[BatchFileOut]):
         format_ (str):
         id (str):
-        job_id (None | str):
+        job_id (None | str): Its ingest job (once completed)
         progress (float | None): The ingest job's progress, 0..1
         replay (BatchOutReplayType0 | None): {predecessors, reason} of a replay batch
         restated_by (None | str): The pending revert or replay of this batch
-        row_count (int | None):
-        snapshot_id (int | None):
-        status (str):
+        row_count (int | None): Rows ingested (once processed)
+        snapshot_id (int | None): The Iceberg snapshot that committed its rows
+        status (str): loading → staged → processing → success | failed; aborted; a 'success' batch becomes reverted or
+            replaced
         updated_at (datetime.datetime):
     """
 

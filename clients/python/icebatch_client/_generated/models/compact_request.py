@@ -18,11 +18,11 @@ class CompactRequest:
     files sorted (by `sort_by`, default the table's sort order within the partition).
 
         Attributes:
-            dry_run (bool | Unset):  Default: False.
-            min_input_files (int | Unset):  Default: 2.
-            sort_by (list[str] | None | Unset):
+            dry_run (bool | Unset): Plan only: the files it would rewrite Default: False.
+            min_input_files (int | Unset): A partition with fewer small files is left alone Default: 2.
+            sort_by (list[str] | None | Unset): Sort: the columns to sort by
             strategy (CompactStrategy | Unset):
-            target_file_bytes (int | None | Unset):
+            target_file_bytes (int | None | Unset): The size files are packed to (default: the table's)
     """
 
     dry_run: bool | Unset = False

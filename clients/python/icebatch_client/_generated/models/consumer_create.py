@@ -14,7 +14,7 @@ T = TypeVar("T", bound="ConsumerCreate")
 class ConsumerCreate:
     """
     Attributes:
-        name (str):
+        name (str): The consumer's name, unique per dataset
         snapshot_id (int | None | Unset): The snapshot the next increment starts after (default: current)
     """
 

@@ -22,8 +22,9 @@ class DatasetCreate:
     Attributes:
         name (str): Lowercase letters, digits and '_'.
         schema (list[DatasetCreateSchemaItem]): Fields: {name, type, required?, doc?}; nested struct/list/map allowed.
-        identity_columns (list[str] | Unset):
-        partition (list[DatasetCreatePartitionItem] | Unset):
+        identity_columns (list[str] | Unset): Top-level columns naming a person or entity: what GDPR deletes match
+        partition (list[DatasetCreatePartitionItem] | Unset): Partition fields: {column, transform} with transform
+            identity, year, month, day, hour, bucket (with `width`) or truncate (with `width`)
     """
 
     name: str

@@ -18,22 +18,23 @@ T = TypeVar("T", bound="JobOut")
 class JobOut:
     """
     Attributes:
-        attempt (int):
+        attempt (int): Attempts so far; a failed attempt is retried
         created_at (datetime.datetime):
         duration_seconds (float | None):
-        error (None | str):
+        error (None | str): Why a failed job (or its last attempt) failed
         finished_at (datetime.datetime | None):
         heartbeat_at (datetime.datetime | None):
         id (str):
-        kind (str):
+        kind (str): ingest, revert, replay, gdpr, vacuum, compact, expire or export
         max_attempts (int):
-        progress (float):
-        request_id (str):
-        result (JobOutResultType0 | None):
-        stage (str):
+        progress (float): 0..1
+        request_id (str): The X-Request-Id of the request that created it
+        result (JobOutResultType0 | None): What a succeeded job did (per kind)
+        stage (str): The step it is at while running (its kind's own names)
         started_at (datetime.datetime | None):
-        state (str):
-        subject_id (None | str):
+        state (str): queued → running → succeeded | failed
+        subject_id (None | str): What the job works on: a batch (ingest), a restatement (revert, replay, gdpr) or a
+            dataset (vacuum, compact, expire, export)
         updated_at (datetime.datetime): Last write to the job (state, progress, heartbeat)
     """
 

@@ -13,8 +13,8 @@ class PrivacyJobCreate:
     """
     Attributes:
         column (str): A declared identity column of every dataset, e.g. user_id
-        dataset_ids (list[str]):
-        values (list[int | str]):
+        dataset_ids (list[str]): The datasets to delete from
+        values (list[int | str]): The identities whose rows are deleted (strings, or integers for an int or long column)
     """
 
     column: str

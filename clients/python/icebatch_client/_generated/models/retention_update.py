@@ -15,9 +15,10 @@ class RetentionUpdate:
     """A dataset's retention policy; a field left out keeps its current value.
 
     Attributes:
-        max_snapshot_age_seconds (float | None | Unset):
-        min_snapshots (int | None | Unset):
-        orphan_age_seconds (float | None | Unset):
+        max_snapshot_age_seconds (float | None | Unset): Snapshots younger than this are kept
+        min_snapshots (int | None | Unset): The newest snapshots always kept
+        orphan_age_seconds (float | None | Unset): Unreferenced files younger than this are left alone (a write in
+            progress)
     """
 
     max_snapshot_age_seconds: float | None | Unset = UNSET

@@ -7,7 +7,7 @@ import httpx
 from ... import errors
 from ...client import AuthenticatedClient, Client
 from ...models.audit_page import AuditPage
-from ...models.http_validation_error import HTTPValidationError
+from ...models.problem import Problem
 from ...types import UNSET, Response, Unset
 
 
@@ -58,16 +58,36 @@ def _get_kwargs(
 
 def _parse_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> AuditPage | HTTPValidationError | None:
+) -> AuditPage | Problem | None:
     if response.status_code == 200:
         response_200 = AuditPage.from_dict(response.json())
 
         return response_200
 
+    if response.status_code == 401:
+        response_401 = Problem.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = Problem.from_dict(response.json())
+
+        return response_403
+
     if response.status_code == 422:
-        response_422 = HTTPValidationError.from_dict(response.json())
+        response_422 = Problem.from_dict(response.json())
 
         return response_422
+
+    if response.status_code == 429:
+        response_429 = Problem.from_dict(response.json())
+
+        return response_429
+
+    if response.status_code == 503:
+        response_503 = Problem.from_dict(response.json())
+
+        return response_503
 
     if client.raise_on_unexpected_status:
         raise errors.UnexpectedStatus(response.status_code, response.content)
@@ -77,7 +97,7 @@ def _parse_response(
 
 def _build_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> Response[AuditPage | HTTPValidationError]:
+) -> Response[AuditPage | Problem]:
     return Response(
         status_code=HTTPStatus(response.status_code),
         content=response.content,
@@ -93,8 +113,11 @@ def sync_detailed(
     since: datetime.datetime | None | Unset = UNSET,
     limit: int | Unset = 100,
     cursor: None | str | Unset = UNSET,
-) -> Response[AuditPage | HTTPValidationError]:
+) -> Response[AuditPage | Problem]:
     """Your organization's audit trail, newest first, a page at a time.
+
+     Every mutating call and every denied one: who (key id), what (`action`), on what (`target`)
+    and how it ended. Filter by `action` (`batches.*` for a prefix) and `since`.
 
     Args:
         action (None | str | Unset): Only this action (`batches.*`: every batches action)
@@ -107,7 +130,7 @@ def sync_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[AuditPage | HTTPValidationError]
+        Response[AuditPage | Problem]
     """
 
     kwargs = _get_kwargs(
@@ -131,8 +154,11 @@ def sync(
     since: datetime.datetime | None | Unset = UNSET,
     limit: int | Unset = 100,
     cursor: None | str | Unset = UNSET,
-) -> AuditPage | HTTPValidationError | None:
+) -> AuditPage | Problem | None:
     """Your organization's audit trail, newest first, a page at a time.
+
+     Every mutating call and every denied one: who (key id), what (`action`), on what (`target`)
+    and how it ended. Filter by `action` (`batches.*` for a prefix) and `since`.
 
     Args:
         action (None | str | Unset): Only this action (`batches.*`: every batches action)
@@ -145,7 +171,7 @@ def sync(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        AuditPage | HTTPValidationError
+        AuditPage | Problem
     """
 
     return sync_detailed(
@@ -164,8 +190,11 @@ async def asyncio_detailed(
     since: datetime.datetime | None | Unset = UNSET,
     limit: int | Unset = 100,
     cursor: None | str | Unset = UNSET,
-) -> Response[AuditPage | HTTPValidationError]:
+) -> Response[AuditPage | Problem]:
     """Your organization's audit trail, newest first, a page at a time.
+
+     Every mutating call and every denied one: who (key id), what (`action`), on what (`target`)
+    and how it ended. Filter by `action` (`batches.*` for a prefix) and `since`.
 
     Args:
         action (None | str | Unset): Only this action (`batches.*`: every batches action)
@@ -178,7 +207,7 @@ async def asyncio_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[AuditPage | HTTPValidationError]
+        Response[AuditPage | Problem]
     """
 
     kwargs = _get_kwargs(
@@ -200,8 +229,11 @@ async def asyncio(
     since: datetime.datetime | None | Unset = UNSET,
     limit: int | Unset = 100,
     cursor: None | str | Unset = UNSET,
-) -> AuditPage | HTTPValidationError | None:
+) -> AuditPage | Problem | None:
     """Your organization's audit trail, newest first, a page at a time.
+
+     Every mutating call and every denied one: who (key id), what (`action`), on what (`target`)
+    and how it ended. Filter by `action` (`batches.*` for a prefix) and `since`.
 
     Args:
         action (None | str | Unset): Only this action (`batches.*`: every batches action)
@@ -214,7 +246,7 @@ async def asyncio(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        AuditPage | HTTPValidationError
+        AuditPage | Problem
     """
 
     return (

@@ -8,7 +8,7 @@ from ... import errors
 from ...client import AuthenticatedClient, Client
 from ...models.batch_action import BatchAction
 from ...models.batch_action_out import BatchActionOut
-from ...models.http_validation_error import HTTPValidationError
+from ...models.problem import Problem
 from ...types import UNSET, Response, Unset
 
 
@@ -43,7 +43,7 @@ def _get_kwargs(
 
 def _parse_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> BatchActionOut | HTTPValidationError | None:
+) -> BatchActionOut | Problem | None:
     if response.status_code == 200:
         response_200 = BatchActionOut.from_dict(response.json())
 
@@ -54,10 +54,40 @@ def _parse_response(
 
         return response_202
 
+    if response.status_code == 401:
+        response_401 = Problem.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = Problem.from_dict(response.json())
+
+        return response_403
+
+    if response.status_code == 404:
+        response_404 = Problem.from_dict(response.json())
+
+        return response_404
+
+    if response.status_code == 409:
+        response_409 = Problem.from_dict(response.json())
+
+        return response_409
+
     if response.status_code == 422:
-        response_422 = HTTPValidationError.from_dict(response.json())
+        response_422 = Problem.from_dict(response.json())
 
         return response_422
+
+    if response.status_code == 429:
+        response_429 = Problem.from_dict(response.json())
+
+        return response_429
+
+    if response.status_code == 503:
+        response_503 = Problem.from_dict(response.json())
+
+        return response_503
 
     if client.raise_on_unexpected_status:
         raise errors.UnexpectedStatus(response.status_code, response.content)
@@ -67,7 +97,7 @@ def _parse_response(
 
 def _build_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> Response[BatchActionOut | HTTPValidationError]:
+) -> Response[BatchActionOut | Problem]:
     return Response(
         status_code=HTTPStatus(response.status_code),
         content=response.content,
@@ -82,7 +112,7 @@ def sync_detailed(
     client: AuthenticatedClient,
     action: BatchAction,
     idempotency_key: None | str | Unset = UNSET,
-) -> Response[BatchActionOut | HTTPValidationError]:
+) -> Response[BatchActionOut | Problem]:
     """Complete, abort or revert a batch.
 
      COMPLETE promotes the batch (202, a job); ABORT drops a loading batch; REVERT hides a
@@ -99,7 +129,7 @@ def sync_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[BatchActionOut | HTTPValidationError]
+        Response[BatchActionOut | Problem]
     """
 
     kwargs = _get_kwargs(
@@ -121,7 +151,7 @@ def sync(
     client: AuthenticatedClient,
     action: BatchAction,
     idempotency_key: None | str | Unset = UNSET,
-) -> BatchActionOut | HTTPValidationError | None:
+) -> BatchActionOut | Problem | None:
     """Complete, abort or revert a batch.
 
      COMPLETE promotes the batch (202, a job); ABORT drops a loading batch; REVERT hides a
@@ -138,7 +168,7 @@ def sync(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        BatchActionOut | HTTPValidationError
+        BatchActionOut | Problem
     """
 
     return sync_detailed(
@@ -155,7 +185,7 @@ async def asyncio_detailed(
     client: AuthenticatedClient,
     action: BatchAction,
     idempotency_key: None | str | Unset = UNSET,
-) -> Response[BatchActionOut | HTTPValidationError]:
+) -> Response[BatchActionOut | Problem]:
     """Complete, abort or revert a batch.
 
      COMPLETE promotes the batch (202, a job); ABORT drops a loading batch; REVERT hides a
@@ -172,7 +202,7 @@ async def asyncio_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[BatchActionOut | HTTPValidationError]
+        Response[BatchActionOut | Problem]
     """
 
     kwargs = _get_kwargs(
@@ -192,7 +222,7 @@ async def asyncio(
     client: AuthenticatedClient,
     action: BatchAction,
     idempotency_key: None | str | Unset = UNSET,
-) -> BatchActionOut | HTTPValidationError | None:
+) -> BatchActionOut | Problem | None:
     """Complete, abort or revert a batch.
 
      COMPLETE promotes the batch (202, a job); ABORT drops a loading batch; REVERT hides a
@@ -209,7 +239,7 @@ async def asyncio(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        BatchActionOut | HTTPValidationError
+        BatchActionOut | Problem
     """
 
     return (

@@ -7,7 +7,7 @@ from ... import errors
 from ...client import AuthenticatedClient, Client
 from ...models.batch_create import BatchCreate
 from ...models.batch_out import BatchOut
-from ...models.http_validation_error import HTTPValidationError
+from ...models.problem import Problem
 from ...types import UNSET, Response, Unset
 
 
@@ -35,16 +35,51 @@ def _get_kwargs(
 
 def _parse_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> BatchOut | HTTPValidationError | None:
+) -> BatchOut | Problem | None:
     if response.status_code == 201:
         response_201 = BatchOut.from_dict(response.json())
 
         return response_201
 
+    if response.status_code == 400:
+        response_400 = Problem.from_dict(response.json())
+
+        return response_400
+
+    if response.status_code == 401:
+        response_401 = Problem.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = Problem.from_dict(response.json())
+
+        return response_403
+
+    if response.status_code == 404:
+        response_404 = Problem.from_dict(response.json())
+
+        return response_404
+
+    if response.status_code == 409:
+        response_409 = Problem.from_dict(response.json())
+
+        return response_409
+
     if response.status_code == 422:
-        response_422 = HTTPValidationError.from_dict(response.json())
+        response_422 = Problem.from_dict(response.json())
 
         return response_422
+
+    if response.status_code == 429:
+        response_429 = Problem.from_dict(response.json())
+
+        return response_429
+
+    if response.status_code == 503:
+        response_503 = Problem.from_dict(response.json())
+
+        return response_503
 
     if client.raise_on_unexpected_status:
         raise errors.UnexpectedStatus(response.status_code, response.content)
@@ -54,7 +89,7 @@ def _parse_response(
 
 def _build_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> Response[BatchOut | HTTPValidationError]:
+) -> Response[BatchOut | Problem]:
     return Response(
         status_code=HTTPStatus(response.status_code),
         content=response.content,
@@ -68,8 +103,12 @@ def sync_detailed(
     client: AuthenticatedClient,
     body: BatchCreate,
     idempotency_key: None | str | Unset = UNSET,
-) -> Response[BatchOut | HTTPValidationError]:
+) -> Response[BatchOut | Problem]:
     """Open a batch; it accepts files while 'loading'.
+
+     Upload its files (`PUT /v1/batches/{batch_id}/files/{name}`), then complete it. With
+    `replay`, the batch replaces its predecessors: their tombstones and its rows commit as one
+    snapshot.
 
     Args:
         idempotency_key (None | str | Unset): Any unique string; a retry with the same key gets
@@ -81,7 +120,7 @@ def sync_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[BatchOut | HTTPValidationError]
+        Response[BatchOut | Problem]
     """
 
     kwargs = _get_kwargs(
@@ -101,8 +140,12 @@ def sync(
     client: AuthenticatedClient,
     body: BatchCreate,
     idempotency_key: None | str | Unset = UNSET,
-) -> BatchOut | HTTPValidationError | None:
+) -> BatchOut | Problem | None:
     """Open a batch; it accepts files while 'loading'.
+
+     Upload its files (`PUT /v1/batches/{batch_id}/files/{name}`), then complete it. With
+    `replay`, the batch replaces its predecessors: their tombstones and its rows commit as one
+    snapshot.
 
     Args:
         idempotency_key (None | str | Unset): Any unique string; a retry with the same key gets
@@ -114,7 +157,7 @@ def sync(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        BatchOut | HTTPValidationError
+        BatchOut | Problem
     """
 
     return sync_detailed(
@@ -129,8 +172,12 @@ async def asyncio_detailed(
     client: AuthenticatedClient,
     body: BatchCreate,
     idempotency_key: None | str | Unset = UNSET,
-) -> Response[BatchOut | HTTPValidationError]:
+) -> Response[BatchOut | Problem]:
     """Open a batch; it accepts files while 'loading'.
+
+     Upload its files (`PUT /v1/batches/{batch_id}/files/{name}`), then complete it. With
+    `replay`, the batch replaces its predecessors: their tombstones and its rows commit as one
+    snapshot.
 
     Args:
         idempotency_key (None | str | Unset): Any unique string; a retry with the same key gets
@@ -142,7 +189,7 @@ async def asyncio_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[BatchOut | HTTPValidationError]
+        Response[BatchOut | Problem]
     """
 
     kwargs = _get_kwargs(
@@ -160,8 +207,12 @@ async def asyncio(
     client: AuthenticatedClient,
     body: BatchCreate,
     idempotency_key: None | str | Unset = UNSET,
-) -> BatchOut | HTTPValidationError | None:
+) -> BatchOut | Problem | None:
     """Open a batch; it accepts files while 'loading'.
+
+     Upload its files (`PUT /v1/batches/{batch_id}/files/{name}`), then complete it. With
+    `replay`, the batch replaces its predecessors: their tombstones and its rows commit as one
+    snapshot.
 
     Args:
         idempotency_key (None | str | Unset): Any unique string; a retry with the same key gets
@@ -173,7 +224,7 @@ async def asyncio(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        BatchOut | HTTPValidationError
+        BatchOut | Problem
     """
 
     return (

@@ -8,7 +8,7 @@ from ... import errors
 from ...client import AuthenticatedClient, Client
 from ...models.batch_list import BatchList
 from ...models.batch_status import BatchStatus
-from ...models.http_validation_error import HTTPValidationError
+from ...models.problem import Problem
 from ...types import UNSET, Response, Unset
 
 
@@ -69,16 +69,36 @@ def _get_kwargs(
 
 def _parse_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> BatchList | HTTPValidationError | None:
+) -> BatchList | Problem | None:
     if response.status_code == 200:
         response_200 = BatchList.from_dict(response.json())
 
         return response_200
 
+    if response.status_code == 401:
+        response_401 = Problem.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = Problem.from_dict(response.json())
+
+        return response_403
+
     if response.status_code == 422:
-        response_422 = HTTPValidationError.from_dict(response.json())
+        response_422 = Problem.from_dict(response.json())
 
         return response_422
+
+    if response.status_code == 429:
+        response_429 = Problem.from_dict(response.json())
+
+        return response_429
+
+    if response.status_code == 503:
+        response_503 = Problem.from_dict(response.json())
+
+        return response_503
 
     if client.raise_on_unexpected_status:
         raise errors.UnexpectedStatus(response.status_code, response.content)
@@ -88,7 +108,7 @@ def _parse_response(
 
 def _build_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> Response[BatchList | HTTPValidationError]:
+) -> Response[BatchList | Problem]:
     return Response(
         status_code=HTTPStatus(response.status_code),
         content=response.content,
@@ -105,10 +125,11 @@ def sync_detailed(
     updated_since: datetime.datetime | None | Unset = UNSET,
     limit: int | Unset = 100,
     cursor: None | str | Unset = UNSET,
-) -> Response[BatchList | HTTPValidationError]:
+) -> Response[BatchList | Problem]:
     """List batches, newest first, by dataset and status.
 
-     A poller passes `updated_since` (the time of its last poll) to get only what changed.
+     A page at a time: pass a page's `next` as `cursor` (or follow its `Link` header). A poller
+    passes `updated_since` (the time of its last poll) to get only what changed.
 
     Args:
         dataset_id (None | str | Unset):
@@ -123,7 +144,7 @@ def sync_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[BatchList | HTTPValidationError]
+        Response[BatchList | Problem]
     """
 
     kwargs = _get_kwargs(
@@ -149,10 +170,11 @@ def sync(
     updated_since: datetime.datetime | None | Unset = UNSET,
     limit: int | Unset = 100,
     cursor: None | str | Unset = UNSET,
-) -> BatchList | HTTPValidationError | None:
+) -> BatchList | Problem | None:
     """List batches, newest first, by dataset and status.
 
-     A poller passes `updated_since` (the time of its last poll) to get only what changed.
+     A page at a time: pass a page's `next` as `cursor` (or follow its `Link` header). A poller
+    passes `updated_since` (the time of its last poll) to get only what changed.
 
     Args:
         dataset_id (None | str | Unset):
@@ -167,7 +189,7 @@ def sync(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        BatchList | HTTPValidationError
+        BatchList | Problem
     """
 
     return sync_detailed(
@@ -188,10 +210,11 @@ async def asyncio_detailed(
     updated_since: datetime.datetime | None | Unset = UNSET,
     limit: int | Unset = 100,
     cursor: None | str | Unset = UNSET,
-) -> Response[BatchList | HTTPValidationError]:
+) -> Response[BatchList | Problem]:
     """List batches, newest first, by dataset and status.
 
-     A poller passes `updated_since` (the time of its last poll) to get only what changed.
+     A page at a time: pass a page's `next` as `cursor` (or follow its `Link` header). A poller
+    passes `updated_since` (the time of its last poll) to get only what changed.
 
     Args:
         dataset_id (None | str | Unset):
@@ -206,7 +229,7 @@ async def asyncio_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[BatchList | HTTPValidationError]
+        Response[BatchList | Problem]
     """
 
     kwargs = _get_kwargs(
@@ -230,10 +253,11 @@ async def asyncio(
     updated_since: datetime.datetime | None | Unset = UNSET,
     limit: int | Unset = 100,
     cursor: None | str | Unset = UNSET,
-) -> BatchList | HTTPValidationError | None:
+) -> BatchList | Problem | None:
     """List batches, newest first, by dataset and status.
 
-     A poller passes `updated_since` (the time of its last poll) to get only what changed.
+     A page at a time: pass a page's `next` as `cursor` (or follow its `Link` header). A poller
+    passes `updated_since` (the time of its last poll) to get only what changed.
 
     Args:
         dataset_id (None | str | Unset):
@@ -248,7 +272,7 @@ async def asyncio(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        BatchList | HTTPValidationError
+        BatchList | Problem
     """
 
     return (

@@ -7,7 +7,7 @@ import httpx
 from ... import errors
 from ...client import AuthenticatedClient, Client
 from ...models.batch_action_out import BatchActionOut
-from ...models.http_validation_error import HTTPValidationError
+from ...models.problem import Problem
 from ...types import UNSET, Response, Unset
 
 
@@ -33,16 +33,46 @@ def _get_kwargs(
 
 def _parse_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> BatchActionOut | HTTPValidationError | None:
+) -> BatchActionOut | Problem | None:
     if response.status_code == 202:
         response_202 = BatchActionOut.from_dict(response.json())
 
         return response_202
 
+    if response.status_code == 401:
+        response_401 = Problem.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = Problem.from_dict(response.json())
+
+        return response_403
+
+    if response.status_code == 404:
+        response_404 = Problem.from_dict(response.json())
+
+        return response_404
+
+    if response.status_code == 409:
+        response_409 = Problem.from_dict(response.json())
+
+        return response_409
+
     if response.status_code == 422:
-        response_422 = HTTPValidationError.from_dict(response.json())
+        response_422 = Problem.from_dict(response.json())
 
         return response_422
+
+    if response.status_code == 429:
+        response_429 = Problem.from_dict(response.json())
+
+        return response_429
+
+    if response.status_code == 503:
+        response_503 = Problem.from_dict(response.json())
+
+        return response_503
 
     if client.raise_on_unexpected_status:
         raise errors.UnexpectedStatus(response.status_code, response.content)
@@ -52,7 +82,7 @@ def _parse_response(
 
 def _build_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> Response[BatchActionOut | HTTPValidationError]:
+) -> Response[BatchActionOut | Problem]:
     return Response(
         status_code=HTTPStatus(response.status_code),
         content=response.content,
@@ -66,7 +96,7 @@ def sync_detailed(
     *,
     client: AuthenticatedClient,
     idempotency_key: None | str | Unset = UNSET,
-) -> Response[BatchActionOut | HTTPValidationError]:
+) -> Response[BatchActionOut | Problem]:
     """Revert a 'success' batch: a tombstone hides its rows and it becomes 'reverted'.
 
      Merge-on-read: no data file is rewritten until a vacuum purges the rows. The response
@@ -82,7 +112,7 @@ def sync_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[BatchActionOut | HTTPValidationError]
+        Response[BatchActionOut | Problem]
     """
 
     kwargs = _get_kwargs(
@@ -102,7 +132,7 @@ def sync(
     *,
     client: AuthenticatedClient,
     idempotency_key: None | str | Unset = UNSET,
-) -> BatchActionOut | HTTPValidationError | None:
+) -> BatchActionOut | Problem | None:
     """Revert a 'success' batch: a tombstone hides its rows and it becomes 'reverted'.
 
      Merge-on-read: no data file is rewritten until a vacuum purges the rows. The response
@@ -118,7 +148,7 @@ def sync(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        BatchActionOut | HTTPValidationError
+        BatchActionOut | Problem
     """
 
     return sync_detailed(
@@ -133,7 +163,7 @@ async def asyncio_detailed(
     *,
     client: AuthenticatedClient,
     idempotency_key: None | str | Unset = UNSET,
-) -> Response[BatchActionOut | HTTPValidationError]:
+) -> Response[BatchActionOut | Problem]:
     """Revert a 'success' batch: a tombstone hides its rows and it becomes 'reverted'.
 
      Merge-on-read: no data file is rewritten until a vacuum purges the rows. The response
@@ -149,7 +179,7 @@ async def asyncio_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[BatchActionOut | HTTPValidationError]
+        Response[BatchActionOut | Problem]
     """
 
     kwargs = _get_kwargs(
@@ -167,7 +197,7 @@ async def asyncio(
     *,
     client: AuthenticatedClient,
     idempotency_key: None | str | Unset = UNSET,
-) -> BatchActionOut | HTTPValidationError | None:
+) -> BatchActionOut | Problem | None:
     """Revert a 'success' batch: a tombstone hides its rows and it becomes 'reverted'.
 
      Merge-on-read: no data file is rewritten until a vacuum purges the rows. The response
@@ -183,7 +213,7 @@ async def asyncio(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        BatchActionOut | HTTPValidationError
+        BatchActionOut | Problem
     """
 
     return (

@@ -1,5 +1,5 @@
 from http import HTTPStatus
-from typing import Any, cast
+from typing import Any
 from urllib.parse import quote
 
 import httpx
@@ -8,7 +8,7 @@ from ... import errors
 from ...client import AuthenticatedClient, Client
 from ...models.changes_read_format import ChangesReadFormat
 from ...models.changes_read_kind import ChangesReadKind
-from ...models.http_validation_error import HTTPValidationError
+from ...models.problem import Problem
 from ...types import UNSET, Response, Unset
 
 
@@ -76,15 +76,41 @@ def _get_kwargs(
 
 def _parse_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> Any | HTTPValidationError | None:
-    if response.status_code == 200:
-        response_200 = cast(Any, None)
-        return response_200
+) -> Problem | None:
+    if response.status_code == 401:
+        response_401 = Problem.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = Problem.from_dict(response.json())
+
+        return response_403
+
+    if response.status_code == 404:
+        response_404 = Problem.from_dict(response.json())
+
+        return response_404
+
+    if response.status_code == 410:
+        response_410 = Problem.from_dict(response.json())
+
+        return response_410
 
     if response.status_code == 422:
-        response_422 = HTTPValidationError.from_dict(response.json())
+        response_422 = Problem.from_dict(response.json())
 
         return response_422
+
+    if response.status_code == 429:
+        response_429 = Problem.from_dict(response.json())
+
+        return response_429
+
+    if response.status_code == 503:
+        response_503 = Problem.from_dict(response.json())
+
+        return response_503
 
     if client.raise_on_unexpected_status:
         raise errors.UnexpectedStatus(response.status_code, response.content)
@@ -94,7 +120,7 @@ def _parse_response(
 
 def _build_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> Response[Any | HTTPValidationError]:
+) -> Response[Problem]:
     return Response(
         status_code=HTTPStatus(response.status_code),
         content=response.content,
@@ -113,7 +139,7 @@ def sync_detailed(
     since: None | str | Unset = UNSET,
     until: None | str | Unset = UNSET,
     format_: ChangesReadFormat | Unset = ChangesReadFormat.JSONL,
-) -> Response[Any | HTTPValidationError]:
+) -> Response[Problem]:
     """Stream the rows appended or deleted between two snapshots (from excluded, to included).
 
      No start means the empty table before the first snapshot; no end means the current
@@ -134,7 +160,7 @@ def sync_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[Any | HTTPValidationError]
+        Response[Problem]
     """
 
     kwargs = _get_kwargs(
@@ -164,7 +190,7 @@ def sync(
     since: None | str | Unset = UNSET,
     until: None | str | Unset = UNSET,
     format_: ChangesReadFormat | Unset = ChangesReadFormat.JSONL,
-) -> Any | HTTPValidationError | None:
+) -> Problem | None:
     """Stream the rows appended or deleted between two snapshots (from excluded, to included).
 
      No start means the empty table before the first snapshot; no end means the current
@@ -185,7 +211,7 @@ def sync(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Any | HTTPValidationError
+        Problem
     """
 
     return sync_detailed(
@@ -210,7 +236,7 @@ async def asyncio_detailed(
     since: None | str | Unset = UNSET,
     until: None | str | Unset = UNSET,
     format_: ChangesReadFormat | Unset = ChangesReadFormat.JSONL,
-) -> Response[Any | HTTPValidationError]:
+) -> Response[Problem]:
     """Stream the rows appended or deleted between two snapshots (from excluded, to included).
 
      No start means the empty table before the first snapshot; no end means the current
@@ -231,7 +257,7 @@ async def asyncio_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[Any | HTTPValidationError]
+        Response[Problem]
     """
 
     kwargs = _get_kwargs(
@@ -259,7 +285,7 @@ async def asyncio(
     since: None | str | Unset = UNSET,
     until: None | str | Unset = UNSET,
     format_: ChangesReadFormat | Unset = ChangesReadFormat.JSONL,
-) -> Any | HTTPValidationError | None:
+) -> Problem | None:
     """Stream the rows appended or deleted between two snapshots (from excluded, to included).
 
      No start means the empty table before the first snapshot; no end means the current
@@ -280,7 +306,7 @@ async def asyncio(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Any | HTTPValidationError
+        Problem
     """
 
     return (

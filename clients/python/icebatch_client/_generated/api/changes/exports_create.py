@@ -8,7 +8,7 @@ from ... import errors
 from ...client import AuthenticatedClient, Client
 from ...models.export_create import ExportCreate
 from ...models.export_out import ExportOut
-from ...models.http_validation_error import HTTPValidationError
+from ...models.problem import Problem
 from ...types import UNSET, Response, Unset
 
 
@@ -39,16 +39,56 @@ def _get_kwargs(
 
 def _parse_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> ExportOut | HTTPValidationError | None:
+) -> ExportOut | Problem | None:
     if response.status_code == 202:
         response_202 = ExportOut.from_dict(response.json())
 
         return response_202
 
+    if response.status_code == 400:
+        response_400 = Problem.from_dict(response.json())
+
+        return response_400
+
+    if response.status_code == 401:
+        response_401 = Problem.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = Problem.from_dict(response.json())
+
+        return response_403
+
+    if response.status_code == 404:
+        response_404 = Problem.from_dict(response.json())
+
+        return response_404
+
+    if response.status_code == 409:
+        response_409 = Problem.from_dict(response.json())
+
+        return response_409
+
+    if response.status_code == 410:
+        response_410 = Problem.from_dict(response.json())
+
+        return response_410
+
     if response.status_code == 422:
-        response_422 = HTTPValidationError.from_dict(response.json())
+        response_422 = Problem.from_dict(response.json())
 
         return response_422
+
+    if response.status_code == 429:
+        response_429 = Problem.from_dict(response.json())
+
+        return response_429
+
+    if response.status_code == 503:
+        response_503 = Problem.from_dict(response.json())
+
+        return response_503
 
     if client.raise_on_unexpected_status:
         raise errors.UnexpectedStatus(response.status_code, response.content)
@@ -58,7 +98,7 @@ def _parse_response(
 
 def _build_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> Response[ExportOut | HTTPValidationError]:
+) -> Response[ExportOut | Problem]:
     return Response(
         status_code=HTTPStatus(response.status_code),
         content=response.content,
@@ -73,7 +113,7 @@ def sync_detailed(
     client: AuthenticatedClient,
     body: ExportCreate,
     idempotency_key: None | str | Unset = UNSET,
-) -> Response[ExportOut | HTTPValidationError]:
+) -> Response[ExportOut | Problem]:
     """Export the rows appended or deleted over a range as Parquet, in a Spark job.
 
      The range is resolved now (the job's result names the folder, rows and files written under
@@ -90,7 +130,7 @@ def sync_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[ExportOut | HTTPValidationError]
+        Response[ExportOut | Problem]
     """
 
     kwargs = _get_kwargs(
@@ -112,7 +152,7 @@ def sync(
     client: AuthenticatedClient,
     body: ExportCreate,
     idempotency_key: None | str | Unset = UNSET,
-) -> ExportOut | HTTPValidationError | None:
+) -> ExportOut | Problem | None:
     """Export the rows appended or deleted over a range as Parquet, in a Spark job.
 
      The range is resolved now (the job's result names the folder, rows and files written under
@@ -129,7 +169,7 @@ def sync(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        ExportOut | HTTPValidationError
+        ExportOut | Problem
     """
 
     return sync_detailed(
@@ -146,7 +186,7 @@ async def asyncio_detailed(
     client: AuthenticatedClient,
     body: ExportCreate,
     idempotency_key: None | str | Unset = UNSET,
-) -> Response[ExportOut | HTTPValidationError]:
+) -> Response[ExportOut | Problem]:
     """Export the rows appended or deleted over a range as Parquet, in a Spark job.
 
      The range is resolved now (the job's result names the folder, rows and files written under
@@ -163,7 +203,7 @@ async def asyncio_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[ExportOut | HTTPValidationError]
+        Response[ExportOut | Problem]
     """
 
     kwargs = _get_kwargs(
@@ -183,7 +223,7 @@ async def asyncio(
     client: AuthenticatedClient,
     body: ExportCreate,
     idempotency_key: None | str | Unset = UNSET,
-) -> ExportOut | HTTPValidationError | None:
+) -> ExportOut | Problem | None:
     """Export the rows appended or deleted over a range as Parquet, in a Spark job.
 
      The range is resolved now (the job's result names the folder, rows and files written under
@@ -200,7 +240,7 @@ async def asyncio(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        ExportOut | HTTPValidationError
+        ExportOut | Problem
     """
 
     return (

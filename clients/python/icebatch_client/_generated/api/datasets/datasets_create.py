@@ -7,7 +7,7 @@ from ... import errors
 from ...client import AuthenticatedClient, Client
 from ...models.dataset_create import DatasetCreate
 from ...models.dataset_out import DatasetOut
-from ...models.http_validation_error import HTTPValidationError
+from ...models.problem import Problem
 from ...types import UNSET, Response, Unset
 
 
@@ -35,16 +35,46 @@ def _get_kwargs(
 
 def _parse_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> DatasetOut | HTTPValidationError | None:
+) -> DatasetOut | Problem | None:
     if response.status_code == 201:
         response_201 = DatasetOut.from_dict(response.json())
 
         return response_201
 
+    if response.status_code == 400:
+        response_400 = Problem.from_dict(response.json())
+
+        return response_400
+
+    if response.status_code == 401:
+        response_401 = Problem.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = Problem.from_dict(response.json())
+
+        return response_403
+
+    if response.status_code == 409:
+        response_409 = Problem.from_dict(response.json())
+
+        return response_409
+
     if response.status_code == 422:
-        response_422 = HTTPValidationError.from_dict(response.json())
+        response_422 = Problem.from_dict(response.json())
 
         return response_422
+
+    if response.status_code == 429:
+        response_429 = Problem.from_dict(response.json())
+
+        return response_429
+
+    if response.status_code == 503:
+        response_503 = Problem.from_dict(response.json())
+
+        return response_503
 
     if client.raise_on_unexpected_status:
         raise errors.UnexpectedStatus(response.status_code, response.content)
@@ -54,7 +84,7 @@ def _parse_response(
 
 def _build_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> Response[DatasetOut | HTTPValidationError]:
+) -> Response[DatasetOut | Problem]:
     return Response(
         status_code=HTTPStatus(response.status_code),
         content=response.content,
@@ -68,8 +98,12 @@ def sync_detailed(
     client: AuthenticatedClient,
     body: DatasetCreate,
     idempotency_key: None | str | Unset = UNSET,
-) -> Response[DatasetOut | HTTPValidationError]:
+) -> Response[DatasetOut | Problem]:
     """Create a dataset and its Iceberg table.
+
+     The table is `<catalog>.<org>.<name>`, with the schema's fields, the partition spec and
+    the identity columns (the columns GDPR deletes match, e.g. `user_id`). Names are unique in
+    your organization.
 
     Args:
         idempotency_key (None | str | Unset): Any unique string; a retry with the same key gets
@@ -81,7 +115,7 @@ def sync_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[DatasetOut | HTTPValidationError]
+        Response[DatasetOut | Problem]
     """
 
     kwargs = _get_kwargs(
@@ -101,8 +135,12 @@ def sync(
     client: AuthenticatedClient,
     body: DatasetCreate,
     idempotency_key: None | str | Unset = UNSET,
-) -> DatasetOut | HTTPValidationError | None:
+) -> DatasetOut | Problem | None:
     """Create a dataset and its Iceberg table.
+
+     The table is `<catalog>.<org>.<name>`, with the schema's fields, the partition spec and
+    the identity columns (the columns GDPR deletes match, e.g. `user_id`). Names are unique in
+    your organization.
 
     Args:
         idempotency_key (None | str | Unset): Any unique string; a retry with the same key gets
@@ -114,7 +152,7 @@ def sync(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        DatasetOut | HTTPValidationError
+        DatasetOut | Problem
     """
 
     return sync_detailed(
@@ -129,8 +167,12 @@ async def asyncio_detailed(
     client: AuthenticatedClient,
     body: DatasetCreate,
     idempotency_key: None | str | Unset = UNSET,
-) -> Response[DatasetOut | HTTPValidationError]:
+) -> Response[DatasetOut | Problem]:
     """Create a dataset and its Iceberg table.
+
+     The table is `<catalog>.<org>.<name>`, with the schema's fields, the partition spec and
+    the identity columns (the columns GDPR deletes match, e.g. `user_id`). Names are unique in
+    your organization.
 
     Args:
         idempotency_key (None | str | Unset): Any unique string; a retry with the same key gets
@@ -142,7 +184,7 @@ async def asyncio_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[DatasetOut | HTTPValidationError]
+        Response[DatasetOut | Problem]
     """
 
     kwargs = _get_kwargs(
@@ -160,8 +202,12 @@ async def asyncio(
     client: AuthenticatedClient,
     body: DatasetCreate,
     idempotency_key: None | str | Unset = UNSET,
-) -> DatasetOut | HTTPValidationError | None:
+) -> DatasetOut | Problem | None:
     """Create a dataset and its Iceberg table.
+
+     The table is `<catalog>.<org>.<name>`, with the schema's fields, the partition spec and
+    the identity columns (the columns GDPR deletes match, e.g. `user_id`). Names are unique in
+    your organization.
 
     Args:
         idempotency_key (None | str | Unset): Any unique string; a retry with the same key gets
@@ -173,7 +219,7 @@ async def asyncio(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        DatasetOut | HTTPValidationError
+        DatasetOut | Problem
     """
 
     return (

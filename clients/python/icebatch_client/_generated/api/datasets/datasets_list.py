@@ -6,7 +6,7 @@ import httpx
 from ... import errors
 from ...client import AuthenticatedClient, Client
 from ...models.dataset_list import DatasetList
-from ...models.http_validation_error import HTTPValidationError
+from ...models.problem import Problem
 from ...types import UNSET, Response, Unset
 
 
@@ -39,16 +39,36 @@ def _get_kwargs(
 
 def _parse_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> DatasetList | HTTPValidationError | None:
+) -> DatasetList | Problem | None:
     if response.status_code == 200:
         response_200 = DatasetList.from_dict(response.json())
 
         return response_200
 
+    if response.status_code == 401:
+        response_401 = Problem.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = Problem.from_dict(response.json())
+
+        return response_403
+
     if response.status_code == 422:
-        response_422 = HTTPValidationError.from_dict(response.json())
+        response_422 = Problem.from_dict(response.json())
 
         return response_422
+
+    if response.status_code == 429:
+        response_429 = Problem.from_dict(response.json())
+
+        return response_429
+
+    if response.status_code == 503:
+        response_503 = Problem.from_dict(response.json())
+
+        return response_503
 
     if client.raise_on_unexpected_status:
         raise errors.UnexpectedStatus(response.status_code, response.content)
@@ -58,7 +78,7 @@ def _parse_response(
 
 def _build_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> Response[DatasetList | HTTPValidationError]:
+) -> Response[DatasetList | Problem]:
     return Response(
         status_code=HTTPStatus(response.status_code),
         content=response.content,
@@ -72,8 +92,10 @@ def sync_detailed(
     client: AuthenticatedClient,
     limit: int | Unset = 100,
     cursor: None | str | Unset = UNSET,
-) -> Response[DatasetList | HTTPValidationError]:
+) -> Response[DatasetList | Problem]:
     """List the datasets of your organization, oldest first.
+
+     A page at a time: pass a page's `next` as `cursor` (or follow its `Link` header).
 
     Args:
         limit (int | Unset): Items per page Default: 100.
@@ -84,7 +106,7 @@ def sync_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[DatasetList | HTTPValidationError]
+        Response[DatasetList | Problem]
     """
 
     kwargs = _get_kwargs(
@@ -104,8 +126,10 @@ def sync(
     client: AuthenticatedClient,
     limit: int | Unset = 100,
     cursor: None | str | Unset = UNSET,
-) -> DatasetList | HTTPValidationError | None:
+) -> DatasetList | Problem | None:
     """List the datasets of your organization, oldest first.
+
+     A page at a time: pass a page's `next` as `cursor` (or follow its `Link` header).
 
     Args:
         limit (int | Unset): Items per page Default: 100.
@@ -116,7 +140,7 @@ def sync(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        DatasetList | HTTPValidationError
+        DatasetList | Problem
     """
 
     return sync_detailed(
@@ -131,8 +155,10 @@ async def asyncio_detailed(
     client: AuthenticatedClient,
     limit: int | Unset = 100,
     cursor: None | str | Unset = UNSET,
-) -> Response[DatasetList | HTTPValidationError]:
+) -> Response[DatasetList | Problem]:
     """List the datasets of your organization, oldest first.
+
+     A page at a time: pass a page's `next` as `cursor` (or follow its `Link` header).
 
     Args:
         limit (int | Unset): Items per page Default: 100.
@@ -143,7 +169,7 @@ async def asyncio_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[DatasetList | HTTPValidationError]
+        Response[DatasetList | Problem]
     """
 
     kwargs = _get_kwargs(
@@ -161,8 +187,10 @@ async def asyncio(
     client: AuthenticatedClient,
     limit: int | Unset = 100,
     cursor: None | str | Unset = UNSET,
-) -> DatasetList | HTTPValidationError | None:
+) -> DatasetList | Problem | None:
     """List the datasets of your organization, oldest first.
+
+     A page at a time: pass a page's `next` as `cursor` (or follow its `Link` header).
 
     Args:
         limit (int | Unset): Items per page Default: 100.
@@ -173,7 +201,7 @@ async def asyncio(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        DatasetList | HTTPValidationError
+        DatasetList | Problem
     """
 
     return (

@@ -6,7 +6,7 @@ import httpx
 
 from ... import errors
 from ...client import AuthenticatedClient, Client
-from ...models.http_validation_error import HTTPValidationError
+from ...models.problem import Problem
 from ...models.snapshot_list import SnapshotList
 from ...types import UNSET, Response, Unset
 
@@ -43,16 +43,41 @@ def _get_kwargs(
 
 def _parse_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> HTTPValidationError | SnapshotList | None:
+) -> Problem | SnapshotList | None:
     if response.status_code == 200:
         response_200 = SnapshotList.from_dict(response.json())
 
         return response_200
 
+    if response.status_code == 401:
+        response_401 = Problem.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = Problem.from_dict(response.json())
+
+        return response_403
+
+    if response.status_code == 404:
+        response_404 = Problem.from_dict(response.json())
+
+        return response_404
+
     if response.status_code == 422:
-        response_422 = HTTPValidationError.from_dict(response.json())
+        response_422 = Problem.from_dict(response.json())
 
         return response_422
+
+    if response.status_code == 429:
+        response_429 = Problem.from_dict(response.json())
+
+        return response_429
+
+    if response.status_code == 503:
+        response_503 = Problem.from_dict(response.json())
+
+        return response_503
 
     if client.raise_on_unexpected_status:
         raise errors.UnexpectedStatus(response.status_code, response.content)
@@ -62,7 +87,7 @@ def _parse_response(
 
 def _build_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> Response[HTTPValidationError | SnapshotList]:
+) -> Response[Problem | SnapshotList]:
     return Response(
         status_code=HTTPStatus(response.status_code),
         content=response.content,
@@ -77,8 +102,11 @@ def sync_detailed(
     client: AuthenticatedClient,
     limit: int | Unset = 100,
     cursor: None | str | Unset = UNSET,
-) -> Response[HTTPValidationError | SnapshotList]:
+) -> Response[Problem | SnapshotList]:
     """The dataset's snapshot log, newest first.
+
+     Each snapshot with its operation, the batch or restatement that committed it (`icebatch`)
+    and the tombstones in force at it.
 
     Args:
         dataset_id (str):
@@ -90,7 +118,7 @@ def sync_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[HTTPValidationError | SnapshotList]
+        Response[Problem | SnapshotList]
     """
 
     kwargs = _get_kwargs(
@@ -112,8 +140,11 @@ def sync(
     client: AuthenticatedClient,
     limit: int | Unset = 100,
     cursor: None | str | Unset = UNSET,
-) -> HTTPValidationError | SnapshotList | None:
+) -> Problem | SnapshotList | None:
     """The dataset's snapshot log, newest first.
+
+     Each snapshot with its operation, the batch or restatement that committed it (`icebatch`)
+    and the tombstones in force at it.
 
     Args:
         dataset_id (str):
@@ -125,7 +156,7 @@ def sync(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        HTTPValidationError | SnapshotList
+        Problem | SnapshotList
     """
 
     return sync_detailed(
@@ -142,8 +173,11 @@ async def asyncio_detailed(
     client: AuthenticatedClient,
     limit: int | Unset = 100,
     cursor: None | str | Unset = UNSET,
-) -> Response[HTTPValidationError | SnapshotList]:
+) -> Response[Problem | SnapshotList]:
     """The dataset's snapshot log, newest first.
+
+     Each snapshot with its operation, the batch or restatement that committed it (`icebatch`)
+    and the tombstones in force at it.
 
     Args:
         dataset_id (str):
@@ -155,7 +189,7 @@ async def asyncio_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[HTTPValidationError | SnapshotList]
+        Response[Problem | SnapshotList]
     """
 
     kwargs = _get_kwargs(
@@ -175,8 +209,11 @@ async def asyncio(
     client: AuthenticatedClient,
     limit: int | Unset = 100,
     cursor: None | str | Unset = UNSET,
-) -> HTTPValidationError | SnapshotList | None:
+) -> Problem | SnapshotList | None:
     """The dataset's snapshot log, newest first.
+
+     Each snapshot with its operation, the batch or restatement that committed it (`icebatch`)
+    and the tombstones in force at it.
 
     Args:
         dataset_id (str):
@@ -188,7 +225,7 @@ async def asyncio(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        HTTPValidationError | SnapshotList
+        Problem | SnapshotList
     """
 
     return (

@@ -5,7 +5,7 @@ import httpx
 
 from ... import errors
 from ...client import AuthenticatedClient, Client
-from ...models.health_live_response_health_live import HealthLiveResponseHealthLive
+from ...models.liveness import Liveness
 from ...types import Response
 
 
@@ -20,9 +20,9 @@ def _get_kwargs() -> dict[str, Any]:
 
 def _parse_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> HealthLiveResponseHealthLive | None:
+) -> Liveness | None:
     if response.status_code == 200:
-        response_200 = HealthLiveResponseHealthLive.from_dict(response.json())
+        response_200 = Liveness.from_dict(response.json())
 
         return response_200
 
@@ -34,7 +34,7 @@ def _parse_response(
 
 def _build_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> Response[HealthLiveResponseHealthLive]:
+) -> Response[Liveness]:
     return Response(
         status_code=HTTPStatus(response.status_code),
         content=response.content,
@@ -46,15 +46,17 @@ def _build_response(
 def sync_detailed(
     *,
     client: AuthenticatedClient | Client,
-) -> Response[HealthLiveResponseHealthLive]:
+) -> Response[Liveness]:
     """The process is up.
+
+     Answers without touching the database, the broker or the catalog.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[HealthLiveResponseHealthLive]
+        Response[Liveness]
     """
 
     kwargs = _get_kwargs()
@@ -69,15 +71,17 @@ def sync_detailed(
 def sync(
     *,
     client: AuthenticatedClient | Client,
-) -> HealthLiveResponseHealthLive | None:
+) -> Liveness | None:
     """The process is up.
+
+     Answers without touching the database, the broker or the catalog.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        HealthLiveResponseHealthLive
+        Liveness
     """
 
     return sync_detailed(
@@ -88,15 +92,17 @@ def sync(
 async def asyncio_detailed(
     *,
     client: AuthenticatedClient | Client,
-) -> Response[HealthLiveResponseHealthLive]:
+) -> Response[Liveness]:
     """The process is up.
+
+     Answers without touching the database, the broker or the catalog.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[HealthLiveResponseHealthLive]
+        Response[Liveness]
     """
 
     kwargs = _get_kwargs()
@@ -109,15 +115,17 @@ async def asyncio_detailed(
 async def asyncio(
     *,
     client: AuthenticatedClient | Client,
-) -> HealthLiveResponseHealthLive | None:
+) -> Liveness | None:
     """The process is up.
+
+     Answers without touching the database, the broker or the catalog.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        HealthLiveResponseHealthLive
+        Liveness
     """
 
     return (

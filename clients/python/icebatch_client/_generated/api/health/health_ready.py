@@ -5,6 +5,7 @@ import httpx
 
 from ... import errors
 from ...client import AuthenticatedClient, Client
+from ...models.readiness import Readiness
 from ...types import Response
 
 
@@ -19,9 +20,16 @@ def _get_kwargs() -> dict[str, Any]:
 
 def _parse_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> Any | None:
+) -> Readiness | None:
     if response.status_code == 200:
-        return None
+        response_200 = Readiness.from_dict(response.json())
+
+        return response_200
+
+    if response.status_code == 503:
+        response_503 = Readiness.from_dict(response.json())
+
+        return response_503
 
     if client.raise_on_unexpected_status:
         raise errors.UnexpectedStatus(response.status_code, response.content)
@@ -31,7 +39,7 @@ def _parse_response(
 
 def _build_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> Response[Any]:
+) -> Response[Readiness]:
     return Response(
         status_code=HTTPStatus(response.status_code),
         content=response.content,
@@ -43,15 +51,17 @@ def _build_response(
 def sync_detailed(
     *,
     client: AuthenticatedClient | Client,
-) -> Response[Any]:
+) -> Response[Readiness]:
     """Ready when the database, the broker and the Iceberg catalog answer.
+
+     503 with the failing check's error otherwise: a load balancer stops sending requests.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[Any]
+        Response[Readiness]
     """
 
     kwargs = _get_kwargs()
@@ -63,18 +73,41 @@ def sync_detailed(
     return _build_response(client=client, response=response)
 
 
-async def asyncio_detailed(
+def sync(
     *,
     client: AuthenticatedClient | Client,
-) -> Response[Any]:
+) -> Readiness | None:
     """Ready when the database, the broker and the Iceberg catalog answer.
+
+     503 with the failing check's error otherwise: a load balancer stops sending requests.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[Any]
+        Readiness
+    """
+
+    return sync_detailed(
+        client=client,
+    ).parsed
+
+
+async def asyncio_detailed(
+    *,
+    client: AuthenticatedClient | Client,
+) -> Response[Readiness]:
+    """Ready when the database, the broker and the Iceberg catalog answer.
+
+     503 with the failing check's error otherwise: a load balancer stops sending requests.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Readiness]
     """
 
     kwargs = _get_kwargs()
@@ -82,3 +115,26 @@ async def asyncio_detailed(
     response = await client.get_async_httpx_client().request(**kwargs)
 
     return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    *,
+    client: AuthenticatedClient | Client,
+) -> Readiness | None:
+    """Ready when the database, the broker and the Iceberg catalog answer.
+
+     503 with the failing check's error otherwise: a load balancer stops sending requests.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Readiness
+    """
+
+    return (
+        await asyncio_detailed(
+            client=client,
+        )
+    ).parsed

@@ -6,8 +6,8 @@ import httpx
 
 from ... import errors
 from ...client import AuthenticatedClient, Client
-from ...models.http_validation_error import HTTPValidationError
 from ...models.job_out import JobOut
+from ...models.problem import Problem
 from ...types import UNSET, Response, Unset
 
 
@@ -33,7 +33,7 @@ def _get_kwargs(
 
 def _parse_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> Any | HTTPValidationError | JobOut | None:
+) -> Any | JobOut | Problem | None:
     if response.status_code == 200:
         response_200 = JobOut.from_dict(response.json())
 
@@ -43,10 +43,35 @@ def _parse_response(
         response_304 = cast(Any, None)
         return response_304
 
+    if response.status_code == 401:
+        response_401 = Problem.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = Problem.from_dict(response.json())
+
+        return response_403
+
+    if response.status_code == 404:
+        response_404 = Problem.from_dict(response.json())
+
+        return response_404
+
     if response.status_code == 422:
-        response_422 = HTTPValidationError.from_dict(response.json())
+        response_422 = Problem.from_dict(response.json())
 
         return response_422
+
+    if response.status_code == 429:
+        response_429 = Problem.from_dict(response.json())
+
+        return response_429
+
+    if response.status_code == 503:
+        response_503 = Problem.from_dict(response.json())
+
+        return response_503
 
     if client.raise_on_unexpected_status:
         raise errors.UnexpectedStatus(response.status_code, response.content)
@@ -56,7 +81,7 @@ def _parse_response(
 
 def _build_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> Response[Any | HTTPValidationError | JobOut]:
+) -> Response[Any | JobOut | Problem]:
     return Response(
         status_code=HTTPStatus(response.status_code),
         content=response.content,
@@ -70,10 +95,12 @@ def sync_detailed(
     *,
     client: AuthenticatedClient,
     if_none_match: str | Unset = UNSET,
-) -> Response[Any | HTTPValidationError | JobOut]:
+) -> Response[Any | JobOut | Problem]:
     """State, stage, progress, attempt, timings and error of one job.
 
-     Poll it cheaply: send the `ETag` of the last answer as `If-None-Match`; while nothing
+     A job is queued, then running (its `stage` and `progress` move), then succeeded (with its
+    `result`) or failed (with its `error`, after its attempts). Poll it cheaply: send the `ETag`
+    of the last answer as `If-None-Match`; while nothing
     changed the answer is `304 Not Modified`, without a body.
 
     Args:
@@ -85,7 +112,7 @@ def sync_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[Any | HTTPValidationError | JobOut]
+        Response[Any | JobOut | Problem]
     """
 
     kwargs = _get_kwargs(
@@ -105,10 +132,12 @@ def sync(
     *,
     client: AuthenticatedClient,
     if_none_match: str | Unset = UNSET,
-) -> Any | HTTPValidationError | JobOut | None:
+) -> Any | JobOut | Problem | None:
     """State, stage, progress, attempt, timings and error of one job.
 
-     Poll it cheaply: send the `ETag` of the last answer as `If-None-Match`; while nothing
+     A job is queued, then running (its `stage` and `progress` move), then succeeded (with its
+    `result`) or failed (with its `error`, after its attempts). Poll it cheaply: send the `ETag`
+    of the last answer as `If-None-Match`; while nothing
     changed the answer is `304 Not Modified`, without a body.
 
     Args:
@@ -120,7 +149,7 @@ def sync(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Any | HTTPValidationError | JobOut
+        Any | JobOut | Problem
     """
 
     return sync_detailed(
@@ -135,10 +164,12 @@ async def asyncio_detailed(
     *,
     client: AuthenticatedClient,
     if_none_match: str | Unset = UNSET,
-) -> Response[Any | HTTPValidationError | JobOut]:
+) -> Response[Any | JobOut | Problem]:
     """State, stage, progress, attempt, timings and error of one job.
 
-     Poll it cheaply: send the `ETag` of the last answer as `If-None-Match`; while nothing
+     A job is queued, then running (its `stage` and `progress` move), then succeeded (with its
+    `result`) or failed (with its `error`, after its attempts). Poll it cheaply: send the `ETag`
+    of the last answer as `If-None-Match`; while nothing
     changed the answer is `304 Not Modified`, without a body.
 
     Args:
@@ -150,7 +181,7 @@ async def asyncio_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[Any | HTTPValidationError | JobOut]
+        Response[Any | JobOut | Problem]
     """
 
     kwargs = _get_kwargs(
@@ -168,10 +199,12 @@ async def asyncio(
     *,
     client: AuthenticatedClient,
     if_none_match: str | Unset = UNSET,
-) -> Any | HTTPValidationError | JobOut | None:
+) -> Any | JobOut | Problem | None:
     """State, stage, progress, attempt, timings and error of one job.
 
-     Poll it cheaply: send the `ETag` of the last answer as `If-None-Match`; while nothing
+     A job is queued, then running (its `stage` and `progress` move), then succeeded (with its
+    `result`) or failed (with its `error`, after its attempts). Poll it cheaply: send the `ETag`
+    of the last answer as `If-None-Match`; while nothing
     changed the answer is `304 Not Modified`, without a body.
 
     Args:
@@ -183,7 +216,7 @@ async def asyncio(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Any | HTTPValidationError | JobOut
+        Any | JobOut | Problem
     """
 
     return (

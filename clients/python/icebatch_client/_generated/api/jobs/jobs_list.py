@@ -6,9 +6,9 @@ import httpx
 
 from ... import errors
 from ...client import AuthenticatedClient, Client
-from ...models.http_validation_error import HTTPValidationError
 from ...models.job_list import JobList
 from ...models.job_state import JobState
+from ...models.problem import Problem
 from ...types import UNSET, Response, Unset
 
 
@@ -69,16 +69,36 @@ def _get_kwargs(
 
 def _parse_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> HTTPValidationError | JobList | None:
+) -> JobList | Problem | None:
     if response.status_code == 200:
         response_200 = JobList.from_dict(response.json())
 
         return response_200
 
+    if response.status_code == 401:
+        response_401 = Problem.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = Problem.from_dict(response.json())
+
+        return response_403
+
     if response.status_code == 422:
-        response_422 = HTTPValidationError.from_dict(response.json())
+        response_422 = Problem.from_dict(response.json())
 
         return response_422
+
+    if response.status_code == 429:
+        response_429 = Problem.from_dict(response.json())
+
+        return response_429
+
+    if response.status_code == 503:
+        response_503 = Problem.from_dict(response.json())
+
+        return response_503
 
     if client.raise_on_unexpected_status:
         raise errors.UnexpectedStatus(response.status_code, response.content)
@@ -88,7 +108,7 @@ def _parse_response(
 
 def _build_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> Response[HTTPValidationError | JobList]:
+) -> Response[JobList | Problem]:
     return Response(
         status_code=HTTPStatus(response.status_code),
         content=response.content,
@@ -105,10 +125,11 @@ def sync_detailed(
     updated_since: datetime.datetime | None | Unset = UNSET,
     limit: int | Unset = 100,
     cursor: None | str | Unset = UNSET,
-) -> Response[HTTPValidationError | JobList]:
+) -> Response[JobList | Problem]:
     """List your organization's jobs, newest first.
 
-     A poller passes `updated_since` (the time of its last poll) to get only what changed.
+     Filter by `state` and `kind`; a page at a time (`cursor`, `Link`). A poller passes
+    `updated_since` (the time of its last poll) to get only what changed.
 
     Args:
         state (JobState | None | Unset):
@@ -123,7 +144,7 @@ def sync_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[HTTPValidationError | JobList]
+        Response[JobList | Problem]
     """
 
     kwargs = _get_kwargs(
@@ -149,10 +170,11 @@ def sync(
     updated_since: datetime.datetime | None | Unset = UNSET,
     limit: int | Unset = 100,
     cursor: None | str | Unset = UNSET,
-) -> HTTPValidationError | JobList | None:
+) -> JobList | Problem | None:
     """List your organization's jobs, newest first.
 
-     A poller passes `updated_since` (the time of its last poll) to get only what changed.
+     Filter by `state` and `kind`; a page at a time (`cursor`, `Link`). A poller passes
+    `updated_since` (the time of its last poll) to get only what changed.
 
     Args:
         state (JobState | None | Unset):
@@ -167,7 +189,7 @@ def sync(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        HTTPValidationError | JobList
+        JobList | Problem
     """
 
     return sync_detailed(
@@ -188,10 +210,11 @@ async def asyncio_detailed(
     updated_since: datetime.datetime | None | Unset = UNSET,
     limit: int | Unset = 100,
     cursor: None | str | Unset = UNSET,
-) -> Response[HTTPValidationError | JobList]:
+) -> Response[JobList | Problem]:
     """List your organization's jobs, newest first.
 
-     A poller passes `updated_since` (the time of its last poll) to get only what changed.
+     Filter by `state` and `kind`; a page at a time (`cursor`, `Link`). A poller passes
+    `updated_since` (the time of its last poll) to get only what changed.
 
     Args:
         state (JobState | None | Unset):
@@ -206,7 +229,7 @@ async def asyncio_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[HTTPValidationError | JobList]
+        Response[JobList | Problem]
     """
 
     kwargs = _get_kwargs(
@@ -230,10 +253,11 @@ async def asyncio(
     updated_since: datetime.datetime | None | Unset = UNSET,
     limit: int | Unset = 100,
     cursor: None | str | Unset = UNSET,
-) -> HTTPValidationError | JobList | None:
+) -> JobList | Problem | None:
     """List your organization's jobs, newest first.
 
-     A poller passes `updated_since` (the time of its last poll) to get only what changed.
+     Filter by `state` and `kind`; a page at a time (`cursor`, `Link`). A poller passes
+    `updated_since` (the time of its last poll) to get only what changed.
 
     Args:
         state (JobState | None | Unset):
@@ -248,7 +272,7 @@ async def asyncio(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        HTTPValidationError | JobList
+        JobList | Problem
     """
 
     return (

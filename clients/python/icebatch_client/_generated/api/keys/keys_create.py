@@ -5,9 +5,9 @@ import httpx
 
 from ... import errors
 from ...client import AuthenticatedClient, Client
-from ...models.http_validation_error import HTTPValidationError
 from ...models.key_create import KeyCreate
 from ...models.key_created import KeyCreated
+from ...models.problem import Problem
 from ...types import Response
 
 
@@ -32,16 +32,41 @@ def _get_kwargs(
 
 def _parse_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> HTTPValidationError | KeyCreated | None:
+) -> KeyCreated | Problem | None:
     if response.status_code == 201:
         response_201 = KeyCreated.from_dict(response.json())
 
         return response_201
 
+    if response.status_code == 400:
+        response_400 = Problem.from_dict(response.json())
+
+        return response_400
+
+    if response.status_code == 401:
+        response_401 = Problem.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = Problem.from_dict(response.json())
+
+        return response_403
+
     if response.status_code == 422:
-        response_422 = HTTPValidationError.from_dict(response.json())
+        response_422 = Problem.from_dict(response.json())
 
         return response_422
+
+    if response.status_code == 429:
+        response_429 = Problem.from_dict(response.json())
+
+        return response_429
+
+    if response.status_code == 503:
+        response_503 = Problem.from_dict(response.json())
+
+        return response_503
 
     if client.raise_on_unexpected_status:
         raise errors.UnexpectedStatus(response.status_code, response.content)
@@ -51,7 +76,7 @@ def _parse_response(
 
 def _build_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> Response[HTTPValidationError | KeyCreated]:
+) -> Response[KeyCreated | Problem]:
     return Response(
         status_code=HTTPStatus(response.status_code),
         content=response.content,
@@ -64,8 +89,11 @@ def sync_detailed(
     *,
     client: AuthenticatedClient,
     body: KeyCreate,
-) -> Response[HTTPValidationError | KeyCreated]:
+) -> Response[KeyCreated | Problem]:
     """Create an API key of your organization; its secret is in this response only.
+
+     Scopes: `read` (GET), `write` (also ingest, restate, consumers), `admin` (also keys,
+    retention, maintenance, audit). `expires_in` bounds its life.
 
     Args:
         body (KeyCreate):
@@ -75,7 +103,7 @@ def sync_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[HTTPValidationError | KeyCreated]
+        Response[KeyCreated | Problem]
     """
 
     kwargs = _get_kwargs(
@@ -93,8 +121,11 @@ def sync(
     *,
     client: AuthenticatedClient,
     body: KeyCreate,
-) -> HTTPValidationError | KeyCreated | None:
+) -> KeyCreated | Problem | None:
     """Create an API key of your organization; its secret is in this response only.
+
+     Scopes: `read` (GET), `write` (also ingest, restate, consumers), `admin` (also keys,
+    retention, maintenance, audit). `expires_in` bounds its life.
 
     Args:
         body (KeyCreate):
@@ -104,7 +135,7 @@ def sync(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        HTTPValidationError | KeyCreated
+        KeyCreated | Problem
     """
 
     return sync_detailed(
@@ -117,8 +148,11 @@ async def asyncio_detailed(
     *,
     client: AuthenticatedClient,
     body: KeyCreate,
-) -> Response[HTTPValidationError | KeyCreated]:
+) -> Response[KeyCreated | Problem]:
     """Create an API key of your organization; its secret is in this response only.
+
+     Scopes: `read` (GET), `write` (also ingest, restate, consumers), `admin` (also keys,
+    retention, maintenance, audit). `expires_in` bounds its life.
 
     Args:
         body (KeyCreate):
@@ -128,7 +162,7 @@ async def asyncio_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[HTTPValidationError | KeyCreated]
+        Response[KeyCreated | Problem]
     """
 
     kwargs = _get_kwargs(
@@ -144,8 +178,11 @@ async def asyncio(
     *,
     client: AuthenticatedClient,
     body: KeyCreate,
-) -> HTTPValidationError | KeyCreated | None:
+) -> KeyCreated | Problem | None:
     """Create an API key of your organization; its secret is in this response only.
+
+     Scopes: `read` (GET), `write` (also ingest, restate, consumers), `admin` (also keys,
+    retention, maintenance, audit). `expires_in` bounds its life.
 
     Args:
         body (KeyCreate):
@@ -155,7 +192,7 @@ async def asyncio(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        HTTPValidationError | KeyCreated
+        KeyCreated | Problem
     """
 
     return (

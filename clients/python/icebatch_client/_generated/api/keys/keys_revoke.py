@@ -6,8 +6,8 @@ import httpx
 
 from ... import errors
 from ...client import AuthenticatedClient, Client
-from ...models.http_validation_error import HTTPValidationError
 from ...models.key_out import KeyOut
+from ...models.problem import Problem
 from ...types import Response
 
 
@@ -26,16 +26,41 @@ def _get_kwargs(
 
 def _parse_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> HTTPValidationError | KeyOut | None:
+) -> KeyOut | Problem | None:
     if response.status_code == 200:
         response_200 = KeyOut.from_dict(response.json())
 
         return response_200
 
+    if response.status_code == 401:
+        response_401 = Problem.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = Problem.from_dict(response.json())
+
+        return response_403
+
+    if response.status_code == 404:
+        response_404 = Problem.from_dict(response.json())
+
+        return response_404
+
     if response.status_code == 422:
-        response_422 = HTTPValidationError.from_dict(response.json())
+        response_422 = Problem.from_dict(response.json())
 
         return response_422
+
+    if response.status_code == 429:
+        response_429 = Problem.from_dict(response.json())
+
+        return response_429
+
+    if response.status_code == 503:
+        response_503 = Problem.from_dict(response.json())
+
+        return response_503
 
     if client.raise_on_unexpected_status:
         raise errors.UnexpectedStatus(response.status_code, response.content)
@@ -45,7 +70,7 @@ def _parse_response(
 
 def _build_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> Response[HTTPValidationError | KeyOut]:
+) -> Response[KeyOut | Problem]:
     return Response(
         status_code=HTTPStatus(response.status_code),
         content=response.content,
@@ -58,8 +83,10 @@ def sync_detailed(
     key_id: str,
     *,
     client: AuthenticatedClient,
-) -> Response[HTTPValidationError | KeyOut]:
+) -> Response[KeyOut | Problem]:
     """Revoke a key: it answers 401 from the next request on.
+
+     The response is the key as revoked; revoking a revoked key changes nothing.
 
     Args:
         key_id (str):
@@ -69,7 +96,7 @@ def sync_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[HTTPValidationError | KeyOut]
+        Response[KeyOut | Problem]
     """
 
     kwargs = _get_kwargs(
@@ -87,8 +114,10 @@ def sync(
     key_id: str,
     *,
     client: AuthenticatedClient,
-) -> HTTPValidationError | KeyOut | None:
+) -> KeyOut | Problem | None:
     """Revoke a key: it answers 401 from the next request on.
+
+     The response is the key as revoked; revoking a revoked key changes nothing.
 
     Args:
         key_id (str):
@@ -98,7 +127,7 @@ def sync(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        HTTPValidationError | KeyOut
+        KeyOut | Problem
     """
 
     return sync_detailed(
@@ -111,8 +140,10 @@ async def asyncio_detailed(
     key_id: str,
     *,
     client: AuthenticatedClient,
-) -> Response[HTTPValidationError | KeyOut]:
+) -> Response[KeyOut | Problem]:
     """Revoke a key: it answers 401 from the next request on.
+
+     The response is the key as revoked; revoking a revoked key changes nothing.
 
     Args:
         key_id (str):
@@ -122,7 +153,7 @@ async def asyncio_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[HTTPValidationError | KeyOut]
+        Response[KeyOut | Problem]
     """
 
     kwargs = _get_kwargs(
@@ -138,8 +169,10 @@ async def asyncio(
     key_id: str,
     *,
     client: AuthenticatedClient,
-) -> HTTPValidationError | KeyOut | None:
+) -> KeyOut | Problem | None:
     """Revoke a key: it answers 401 from the next request on.
+
+     The response is the key as revoked; revoking a revoked key changes nothing.
 
     Args:
         key_id (str):
@@ -149,7 +182,7 @@ async def asyncio(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        HTTPValidationError | KeyOut
+        KeyOut | Problem
     """
 
     return (

@@ -7,8 +7,8 @@ import httpx
 from ... import errors
 from ...client import AuthenticatedClient, Client
 from ...models.compact_request import CompactRequest
-from ...models.http_validation_error import HTTPValidationError
 from ...models.job_out import JobOut
+from ...models.problem import Problem
 from ...types import UNSET, Response, Unset
 
 
@@ -39,16 +39,51 @@ def _get_kwargs(
 
 def _parse_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> HTTPValidationError | JobOut | None:
+) -> JobOut | Problem | None:
     if response.status_code == 202:
         response_202 = JobOut.from_dict(response.json())
 
         return response_202
 
+    if response.status_code == 400:
+        response_400 = Problem.from_dict(response.json())
+
+        return response_400
+
+    if response.status_code == 401:
+        response_401 = Problem.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = Problem.from_dict(response.json())
+
+        return response_403
+
+    if response.status_code == 404:
+        response_404 = Problem.from_dict(response.json())
+
+        return response_404
+
+    if response.status_code == 409:
+        response_409 = Problem.from_dict(response.json())
+
+        return response_409
+
     if response.status_code == 422:
-        response_422 = HTTPValidationError.from_dict(response.json())
+        response_422 = Problem.from_dict(response.json())
 
         return response_422
+
+    if response.status_code == 429:
+        response_429 = Problem.from_dict(response.json())
+
+        return response_429
+
+    if response.status_code == 503:
+        response_503 = Problem.from_dict(response.json())
+
+        return response_503
 
     if client.raise_on_unexpected_status:
         raise errors.UnexpectedStatus(response.status_code, response.content)
@@ -58,7 +93,7 @@ def _parse_response(
 
 def _build_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> Response[HTTPValidationError | JobOut]:
+) -> Response[JobOut | Problem]:
     return Response(
         status_code=HTTPStatus(response.status_code),
         content=response.content,
@@ -73,7 +108,7 @@ def sync_detailed(
     client: AuthenticatedClient,
     body: CompactRequest,
     idempotency_key: None | str | Unset = UNSET,
-) -> Response[HTTPValidationError | JobOut]:
+) -> Response[JobOut | Problem]:
     """Bin-pack small files or sort each partition (a rewrite job).
 
      The job is the vacuum's rewrite job: tombstoned rows are dropped and tombstones committed
@@ -93,7 +128,7 @@ def sync_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[HTTPValidationError | JobOut]
+        Response[JobOut | Problem]
     """
 
     kwargs = _get_kwargs(
@@ -115,7 +150,7 @@ def sync(
     client: AuthenticatedClient,
     body: CompactRequest,
     idempotency_key: None | str | Unset = UNSET,
-) -> HTTPValidationError | JobOut | None:
+) -> JobOut | Problem | None:
     """Bin-pack small files or sort each partition (a rewrite job).
 
      The job is the vacuum's rewrite job: tombstoned rows are dropped and tombstones committed
@@ -135,7 +170,7 @@ def sync(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        HTTPValidationError | JobOut
+        JobOut | Problem
     """
 
     return sync_detailed(
@@ -152,7 +187,7 @@ async def asyncio_detailed(
     client: AuthenticatedClient,
     body: CompactRequest,
     idempotency_key: None | str | Unset = UNSET,
-) -> Response[HTTPValidationError | JobOut]:
+) -> Response[JobOut | Problem]:
     """Bin-pack small files or sort each partition (a rewrite job).
 
      The job is the vacuum's rewrite job: tombstoned rows are dropped and tombstones committed
@@ -172,7 +207,7 @@ async def asyncio_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[HTTPValidationError | JobOut]
+        Response[JobOut | Problem]
     """
 
     kwargs = _get_kwargs(
@@ -192,7 +227,7 @@ async def asyncio(
     client: AuthenticatedClient,
     body: CompactRequest,
     idempotency_key: None | str | Unset = UNSET,
-) -> HTTPValidationError | JobOut | None:
+) -> JobOut | Problem | None:
     """Bin-pack small files or sort each partition (a rewrite job).
 
      The job is the vacuum's rewrite job: tombstoned rows are dropped and tombstones committed
@@ -212,7 +247,7 @@ async def asyncio(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        HTTPValidationError | JobOut
+        JobOut | Problem
     """
 
     return (

@@ -6,8 +6,8 @@ import httpx
 
 from ... import errors
 from ...client import AuthenticatedClient, Client
-from ...models.http_validation_error import HTTPValidationError
 from ...models.job_out import JobOut
+from ...models.problem import Problem
 from ...models.vacuum_request import VacuumRequest
 from ...types import UNSET, Response, Unset
 
@@ -39,16 +39,51 @@ def _get_kwargs(
 
 def _parse_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> HTTPValidationError | JobOut | None:
+) -> JobOut | Problem | None:
     if response.status_code == 202:
         response_202 = JobOut.from_dict(response.json())
 
         return response_202
 
+    if response.status_code == 400:
+        response_400 = Problem.from_dict(response.json())
+
+        return response_400
+
+    if response.status_code == 401:
+        response_401 = Problem.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = Problem.from_dict(response.json())
+
+        return response_403
+
+    if response.status_code == 404:
+        response_404 = Problem.from_dict(response.json())
+
+        return response_404
+
+    if response.status_code == 409:
+        response_409 = Problem.from_dict(response.json())
+
+        return response_409
+
     if response.status_code == 422:
-        response_422 = HTTPValidationError.from_dict(response.json())
+        response_422 = Problem.from_dict(response.json())
 
         return response_422
+
+    if response.status_code == 429:
+        response_429 = Problem.from_dict(response.json())
+
+        return response_429
+
+    if response.status_code == 503:
+        response_503 = Problem.from_dict(response.json())
+
+        return response_503
 
     if client.raise_on_unexpected_status:
         raise errors.UnexpectedStatus(response.status_code, response.content)
@@ -58,7 +93,7 @@ def _parse_response(
 
 def _build_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> Response[HTTPValidationError | JobOut]:
+) -> Response[JobOut | Problem]:
     return Response(
         status_code=HTTPStatus(response.status_code),
         content=response.content,
@@ -73,7 +108,7 @@ def sync_detailed(
     client: AuthenticatedClient,
     body: VacuumRequest,
     idempotency_key: None | str | Unset = UNSET,
-) -> Response[HTTPValidationError | JobOut]:
+) -> Response[JobOut | Problem]:
     """Purge tombstoned rows and tombstones (a job: scan, purge data, purge metadata, commit).
 
      A dry run's job result is the plan: files, bytes, rows to purge. 409 while another
@@ -91,7 +126,7 @@ def sync_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[HTTPValidationError | JobOut]
+        Response[JobOut | Problem]
     """
 
     kwargs = _get_kwargs(
@@ -113,7 +148,7 @@ def sync(
     client: AuthenticatedClient,
     body: VacuumRequest,
     idempotency_key: None | str | Unset = UNSET,
-) -> HTTPValidationError | JobOut | None:
+) -> JobOut | Problem | None:
     """Purge tombstoned rows and tombstones (a job: scan, purge data, purge metadata, commit).
 
      A dry run's job result is the plan: files, bytes, rows to purge. 409 while another
@@ -131,7 +166,7 @@ def sync(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        HTTPValidationError | JobOut
+        JobOut | Problem
     """
 
     return sync_detailed(
@@ -148,7 +183,7 @@ async def asyncio_detailed(
     client: AuthenticatedClient,
     body: VacuumRequest,
     idempotency_key: None | str | Unset = UNSET,
-) -> Response[HTTPValidationError | JobOut]:
+) -> Response[JobOut | Problem]:
     """Purge tombstoned rows and tombstones (a job: scan, purge data, purge metadata, commit).
 
      A dry run's job result is the plan: files, bytes, rows to purge. 409 while another
@@ -166,7 +201,7 @@ async def asyncio_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[HTTPValidationError | JobOut]
+        Response[JobOut | Problem]
     """
 
     kwargs = _get_kwargs(
@@ -186,7 +221,7 @@ async def asyncio(
     client: AuthenticatedClient,
     body: VacuumRequest,
     idempotency_key: None | str | Unset = UNSET,
-) -> HTTPValidationError | JobOut | None:
+) -> JobOut | Problem | None:
     """Purge tombstoned rows and tombstones (a job: scan, purge data, purge metadata, commit).
 
      A dry run's job result is the plan: files, bytes, rows to purge. 409 while another
@@ -204,7 +239,7 @@ async def asyncio(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        HTTPValidationError | JobOut
+        JobOut | Problem
     """
 
     return (

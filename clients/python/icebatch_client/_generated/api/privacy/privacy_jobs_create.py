@@ -5,9 +5,9 @@ import httpx
 
 from ... import errors
 from ...client import AuthenticatedClient, Client
-from ...models.http_validation_error import HTTPValidationError
 from ...models.privacy_job_create import PrivacyJobCreate
 from ...models.privacy_job_out import PrivacyJobOut
+from ...models.problem import Problem
 from ...types import UNSET, Response, Unset
 
 
@@ -35,16 +35,51 @@ def _get_kwargs(
 
 def _parse_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> HTTPValidationError | PrivacyJobOut | None:
+) -> PrivacyJobOut | Problem | None:
     if response.status_code == 202:
         response_202 = PrivacyJobOut.from_dict(response.json())
 
         return response_202
 
+    if response.status_code == 400:
+        response_400 = Problem.from_dict(response.json())
+
+        return response_400
+
+    if response.status_code == 401:
+        response_401 = Problem.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = Problem.from_dict(response.json())
+
+        return response_403
+
+    if response.status_code == 404:
+        response_404 = Problem.from_dict(response.json())
+
+        return response_404
+
+    if response.status_code == 409:
+        response_409 = Problem.from_dict(response.json())
+
+        return response_409
+
     if response.status_code == 422:
-        response_422 = HTTPValidationError.from_dict(response.json())
+        response_422 = Problem.from_dict(response.json())
 
         return response_422
+
+    if response.status_code == 429:
+        response_429 = Problem.from_dict(response.json())
+
+        return response_429
+
+    if response.status_code == 503:
+        response_503 = Problem.from_dict(response.json())
+
+        return response_503
 
     if client.raise_on_unexpected_status:
         raise errors.UnexpectedStatus(response.status_code, response.content)
@@ -54,7 +89,7 @@ def _parse_response(
 
 def _build_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> Response[HTTPValidationError | PrivacyJobOut]:
+) -> Response[PrivacyJobOut | Problem]:
     return Response(
         status_code=HTTPStatus(response.status_code),
         content=response.content,
@@ -68,8 +103,11 @@ def sync_detailed(
     client: AuthenticatedClient,
     body: PrivacyJobCreate,
     idempotency_key: None | str | Unset = UNSET,
-) -> Response[HTTPValidationError | PrivacyJobOut]:
+) -> Response[PrivacyJobOut | Problem]:
     """GDPR delete: tombstone every row whose identity column holds one of `values`.
+
+     One restatement per dataset; the rows are hidden from every read (at every snapshot) once
+    it commits, and physically erased by a later vacuum and expiry (the job's `receipt`).
 
     Args:
         idempotency_key (None | str | Unset): Any unique string; a retry with the same key gets
@@ -81,7 +119,7 @@ def sync_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[HTTPValidationError | PrivacyJobOut]
+        Response[PrivacyJobOut | Problem]
     """
 
     kwargs = _get_kwargs(
@@ -101,8 +139,11 @@ def sync(
     client: AuthenticatedClient,
     body: PrivacyJobCreate,
     idempotency_key: None | str | Unset = UNSET,
-) -> HTTPValidationError | PrivacyJobOut | None:
+) -> PrivacyJobOut | Problem | None:
     """GDPR delete: tombstone every row whose identity column holds one of `values`.
+
+     One restatement per dataset; the rows are hidden from every read (at every snapshot) once
+    it commits, and physically erased by a later vacuum and expiry (the job's `receipt`).
 
     Args:
         idempotency_key (None | str | Unset): Any unique string; a retry with the same key gets
@@ -114,7 +155,7 @@ def sync(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        HTTPValidationError | PrivacyJobOut
+        PrivacyJobOut | Problem
     """
 
     return sync_detailed(
@@ -129,8 +170,11 @@ async def asyncio_detailed(
     client: AuthenticatedClient,
     body: PrivacyJobCreate,
     idempotency_key: None | str | Unset = UNSET,
-) -> Response[HTTPValidationError | PrivacyJobOut]:
+) -> Response[PrivacyJobOut | Problem]:
     """GDPR delete: tombstone every row whose identity column holds one of `values`.
+
+     One restatement per dataset; the rows are hidden from every read (at every snapshot) once
+    it commits, and physically erased by a later vacuum and expiry (the job's `receipt`).
 
     Args:
         idempotency_key (None | str | Unset): Any unique string; a retry with the same key gets
@@ -142,7 +186,7 @@ async def asyncio_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[HTTPValidationError | PrivacyJobOut]
+        Response[PrivacyJobOut | Problem]
     """
 
     kwargs = _get_kwargs(
@@ -160,8 +204,11 @@ async def asyncio(
     client: AuthenticatedClient,
     body: PrivacyJobCreate,
     idempotency_key: None | str | Unset = UNSET,
-) -> HTTPValidationError | PrivacyJobOut | None:
+) -> PrivacyJobOut | Problem | None:
     """GDPR delete: tombstone every row whose identity column holds one of `values`.
+
+     One restatement per dataset; the rows are hidden from every read (at every snapshot) once
+    it commits, and physically erased by a later vacuum and expiry (the job's `receipt`).
 
     Args:
         idempotency_key (None | str | Unset): Any unique string; a retry with the same key gets
@@ -173,7 +220,7 @@ async def asyncio(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        HTTPValidationError | PrivacyJobOut
+        PrivacyJobOut | Problem
     """
 
     return (

@@ -6,8 +6,8 @@ import httpx
 
 from ... import errors
 from ...client import AuthenticatedClient, Client
-from ...models.http_validation_error import HTTPValidationError
 from ...models.privacy_job_out import PrivacyJobOut
+from ...models.problem import Problem
 from ...types import UNSET, Response, Unset
 
 
@@ -33,7 +33,7 @@ def _get_kwargs(
 
 def _parse_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> Any | HTTPValidationError | PrivacyJobOut | None:
+) -> Any | PrivacyJobOut | Problem | None:
     if response.status_code == 200:
         response_200 = PrivacyJobOut.from_dict(response.json())
 
@@ -43,10 +43,35 @@ def _parse_response(
         response_304 = cast(Any, None)
         return response_304
 
+    if response.status_code == 401:
+        response_401 = Problem.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = Problem.from_dict(response.json())
+
+        return response_403
+
+    if response.status_code == 404:
+        response_404 = Problem.from_dict(response.json())
+
+        return response_404
+
     if response.status_code == 422:
-        response_422 = HTTPValidationError.from_dict(response.json())
+        response_422 = Problem.from_dict(response.json())
 
         return response_422
+
+    if response.status_code == 429:
+        response_429 = Problem.from_dict(response.json())
+
+        return response_429
+
+    if response.status_code == 503:
+        response_503 = Problem.from_dict(response.json())
+
+        return response_503
 
     if client.raise_on_unexpected_status:
         raise errors.UnexpectedStatus(response.status_code, response.content)
@@ -56,7 +81,7 @@ def _parse_response(
 
 def _build_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> Response[Any | HTTPValidationError | PrivacyJobOut]:
+) -> Response[Any | PrivacyJobOut | Problem]:
     return Response(
         status_code=HTTPStatus(response.status_code),
         content=response.content,
@@ -70,10 +95,12 @@ def sync_detailed(
     *,
     client: AuthenticatedClient,
     if_none_match: str | Unset = UNSET,
-) -> Response[Any | HTTPValidationError | PrivacyJobOut]:
+) -> Response[Any | PrivacyJobOut | Problem]:
     """Status per dataset, tombstones written and rows hidden.
 
-     Carries an `ETag`: with `If-None-Match` an unchanged job answers `304 Not Modified`.
+     `submitted → processing → complete` (logically deleted) `→ erased` (physically gone), or
+    `failed`; the receipt says what the erasure rewrote and expired. Carries an `ETag`: with
+    `If-None-Match` an unchanged job answers `304 Not Modified`.
 
     Args:
         job_id (str):
@@ -84,7 +111,7 @@ def sync_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[Any | HTTPValidationError | PrivacyJobOut]
+        Response[Any | PrivacyJobOut | Problem]
     """
 
     kwargs = _get_kwargs(
@@ -104,10 +131,12 @@ def sync(
     *,
     client: AuthenticatedClient,
     if_none_match: str | Unset = UNSET,
-) -> Any | HTTPValidationError | PrivacyJobOut | None:
+) -> Any | PrivacyJobOut | Problem | None:
     """Status per dataset, tombstones written and rows hidden.
 
-     Carries an `ETag`: with `If-None-Match` an unchanged job answers `304 Not Modified`.
+     `submitted → processing → complete` (logically deleted) `→ erased` (physically gone), or
+    `failed`; the receipt says what the erasure rewrote and expired. Carries an `ETag`: with
+    `If-None-Match` an unchanged job answers `304 Not Modified`.
 
     Args:
         job_id (str):
@@ -118,7 +147,7 @@ def sync(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Any | HTTPValidationError | PrivacyJobOut
+        Any | PrivacyJobOut | Problem
     """
 
     return sync_detailed(
@@ -133,10 +162,12 @@ async def asyncio_detailed(
     *,
     client: AuthenticatedClient,
     if_none_match: str | Unset = UNSET,
-) -> Response[Any | HTTPValidationError | PrivacyJobOut]:
+) -> Response[Any | PrivacyJobOut | Problem]:
     """Status per dataset, tombstones written and rows hidden.
 
-     Carries an `ETag`: with `If-None-Match` an unchanged job answers `304 Not Modified`.
+     `submitted → processing → complete` (logically deleted) `→ erased` (physically gone), or
+    `failed`; the receipt says what the erasure rewrote and expired. Carries an `ETag`: with
+    `If-None-Match` an unchanged job answers `304 Not Modified`.
 
     Args:
         job_id (str):
@@ -147,7 +178,7 @@ async def asyncio_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[Any | HTTPValidationError | PrivacyJobOut]
+        Response[Any | PrivacyJobOut | Problem]
     """
 
     kwargs = _get_kwargs(
@@ -165,10 +196,12 @@ async def asyncio(
     *,
     client: AuthenticatedClient,
     if_none_match: str | Unset = UNSET,
-) -> Any | HTTPValidationError | PrivacyJobOut | None:
+) -> Any | PrivacyJobOut | Problem | None:
     """Status per dataset, tombstones written and rows hidden.
 
-     Carries an `ETag`: with `If-None-Match` an unchanged job answers `304 Not Modified`.
+     `submitted → processing → complete` (logically deleted) `→ erased` (physically gone), or
+    `failed`; the receipt says what the erasure rewrote and expired. Carries an `ETag`: with
+    `If-None-Match` an unchanged job answers `304 Not Modified`.
 
     Args:
         job_id (str):
@@ -179,7 +212,7 @@ async def asyncio(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Any | HTTPValidationError | PrivacyJobOut
+        Any | PrivacyJobOut | Problem
     """
 
     return (

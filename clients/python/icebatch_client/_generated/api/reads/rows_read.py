@@ -1,12 +1,12 @@
 from http import HTTPStatus
-from typing import Any, cast
+from typing import Any
 from urllib.parse import quote
 
 import httpx
 
 from ... import errors
 from ...client import AuthenticatedClient, Client
-from ...models.http_validation_error import HTTPValidationError
+from ...models.problem import Problem
 from ...models.rows_read_format import RowsReadFormat
 from ...types import UNSET, Response, Unset
 
@@ -58,15 +58,36 @@ def _get_kwargs(
 
 def _parse_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> Any | HTTPValidationError | None:
-    if response.status_code == 200:
-        response_200 = cast(Any, None)
-        return response_200
+) -> Problem | None:
+    if response.status_code == 401:
+        response_401 = Problem.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = Problem.from_dict(response.json())
+
+        return response_403
+
+    if response.status_code == 404:
+        response_404 = Problem.from_dict(response.json())
+
+        return response_404
 
     if response.status_code == 422:
-        response_422 = HTTPValidationError.from_dict(response.json())
+        response_422 = Problem.from_dict(response.json())
 
         return response_422
+
+    if response.status_code == 429:
+        response_429 = Problem.from_dict(response.json())
+
+        return response_429
+
+    if response.status_code == 503:
+        response_503 = Problem.from_dict(response.json())
+
+        return response_503
 
     if client.raise_on_unexpected_status:
         raise errors.UnexpectedStatus(response.status_code, response.content)
@@ -76,7 +97,7 @@ def _parse_response(
 
 def _build_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> Response[Any | HTTPValidationError]:
+) -> Response[Problem]:
     return Response(
         status_code=HTTPStatus(response.status_code),
         content=response.content,
@@ -93,8 +114,12 @@ def sync_detailed(
     as_of: None | str | Unset = UNSET,
     offset: int | Unset = 0,
     limit: int | None | Unset = UNSET,
-) -> Response[Any | HTTPValidationError]:
+) -> Response[Problem]:
     """Stream the rows visible now, or at `as_of`.
+
+     Tombstoned rows are hidden, and so are the rows of a GDPR-deleted identity at every snapshot.
+    `offset` and `limit` slice the rows (in file order); the snapshot read is in
+    `X-Icebatch-Snapshot-Id`, so the next pages can ask for the same one with `as_of`.
 
     Args:
         dataset_id (str):
@@ -108,7 +133,7 @@ def sync_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[Any | HTTPValidationError]
+        Response[Problem]
     """
 
     kwargs = _get_kwargs(
@@ -134,8 +159,12 @@ def sync(
     as_of: None | str | Unset = UNSET,
     offset: int | Unset = 0,
     limit: int | None | Unset = UNSET,
-) -> Any | HTTPValidationError | None:
+) -> Problem | None:
     """Stream the rows visible now, or at `as_of`.
+
+     Tombstoned rows are hidden, and so are the rows of a GDPR-deleted identity at every snapshot.
+    `offset` and `limit` slice the rows (in file order); the snapshot read is in
+    `X-Icebatch-Snapshot-Id`, so the next pages can ask for the same one with `as_of`.
 
     Args:
         dataset_id (str):
@@ -149,7 +178,7 @@ def sync(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Any | HTTPValidationError
+        Problem
     """
 
     return sync_detailed(
@@ -170,8 +199,12 @@ async def asyncio_detailed(
     as_of: None | str | Unset = UNSET,
     offset: int | Unset = 0,
     limit: int | None | Unset = UNSET,
-) -> Response[Any | HTTPValidationError]:
+) -> Response[Problem]:
     """Stream the rows visible now, or at `as_of`.
+
+     Tombstoned rows are hidden, and so are the rows of a GDPR-deleted identity at every snapshot.
+    `offset` and `limit` slice the rows (in file order); the snapshot read is in
+    `X-Icebatch-Snapshot-Id`, so the next pages can ask for the same one with `as_of`.
 
     Args:
         dataset_id (str):
@@ -185,7 +218,7 @@ async def asyncio_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[Any | HTTPValidationError]
+        Response[Problem]
     """
 
     kwargs = _get_kwargs(
@@ -209,8 +242,12 @@ async def asyncio(
     as_of: None | str | Unset = UNSET,
     offset: int | Unset = 0,
     limit: int | None | Unset = UNSET,
-) -> Any | HTTPValidationError | None:
+) -> Problem | None:
     """Stream the rows visible now, or at `as_of`.
+
+     Tombstoned rows are hidden, and so are the rows of a GDPR-deleted identity at every snapshot.
+    `offset` and `limit` slice the rows (in file order); the snapshot read is in
+    `X-Icebatch-Snapshot-Id`, so the next pages can ask for the same one with `as_of`.
 
     Args:
         dataset_id (str):
@@ -224,7 +261,7 @@ async def asyncio(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Any | HTTPValidationError
+        Problem
     """
 
     return (

@@ -6,7 +6,7 @@ import httpx
 
 from ... import errors
 from ...client import AuthenticatedClient, Client
-from ...models.http_validation_error import HTTPValidationError
+from ...models.problem import Problem
 from ...models.tombstone_list import TombstoneList
 from ...types import UNSET, Response, Unset
 
@@ -59,16 +59,41 @@ def _get_kwargs(
 
 def _parse_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> HTTPValidationError | TombstoneList | None:
+) -> Problem | TombstoneList | None:
     if response.status_code == 200:
         response_200 = TombstoneList.from_dict(response.json())
 
         return response_200
 
+    if response.status_code == 401:
+        response_401 = Problem.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = Problem.from_dict(response.json())
+
+        return response_403
+
+    if response.status_code == 404:
+        response_404 = Problem.from_dict(response.json())
+
+        return response_404
+
     if response.status_code == 422:
-        response_422 = HTTPValidationError.from_dict(response.json())
+        response_422 = Problem.from_dict(response.json())
 
         return response_422
+
+    if response.status_code == 429:
+        response_429 = Problem.from_dict(response.json())
+
+        return response_429
+
+    if response.status_code == 503:
+        response_503 = Problem.from_dict(response.json())
+
+        return response_503
 
     if client.raise_on_unexpected_status:
         raise errors.UnexpectedStatus(response.status_code, response.content)
@@ -78,7 +103,7 @@ def _parse_response(
 
 def _build_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> Response[HTTPValidationError | TombstoneList]:
+) -> Response[Problem | TombstoneList]:
     return Response(
         status_code=HTTPStatus(response.status_code),
         content=response.content,
@@ -95,8 +120,11 @@ def sync_detailed(
     as_of: None | str | Unset = UNSET,
     limit: int | Unset = 1000,
     cursor: None | str | Unset = UNSET,
-) -> Response[HTTPValidationError | TombstoneList]:
+) -> Response[Problem | TombstoneList]:
     """The tombstones active now (or at `as_of`), oldest first.
+
+     A tombstone hides the rows whose `namespace` column holds its `id` (a batch id for a
+    revert, an identity for a GDPR delete) until a vacuum purges them.
 
     Args:
         dataset_id (str):
@@ -110,7 +138,7 @@ def sync_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[HTTPValidationError | TombstoneList]
+        Response[Problem | TombstoneList]
     """
 
     kwargs = _get_kwargs(
@@ -136,8 +164,11 @@ def sync(
     as_of: None | str | Unset = UNSET,
     limit: int | Unset = 1000,
     cursor: None | str | Unset = UNSET,
-) -> HTTPValidationError | TombstoneList | None:
+) -> Problem | TombstoneList | None:
     """The tombstones active now (or at `as_of`), oldest first.
+
+     A tombstone hides the rows whose `namespace` column holds its `id` (a batch id for a
+    revert, an identity for a GDPR delete) until a vacuum purges them.
 
     Args:
         dataset_id (str):
@@ -151,7 +182,7 @@ def sync(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        HTTPValidationError | TombstoneList
+        Problem | TombstoneList
     """
 
     return sync_detailed(
@@ -172,8 +203,11 @@ async def asyncio_detailed(
     as_of: None | str | Unset = UNSET,
     limit: int | Unset = 1000,
     cursor: None | str | Unset = UNSET,
-) -> Response[HTTPValidationError | TombstoneList]:
+) -> Response[Problem | TombstoneList]:
     """The tombstones active now (or at `as_of`), oldest first.
+
+     A tombstone hides the rows whose `namespace` column holds its `id` (a batch id for a
+    revert, an identity for a GDPR delete) until a vacuum purges them.
 
     Args:
         dataset_id (str):
@@ -187,7 +221,7 @@ async def asyncio_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[HTTPValidationError | TombstoneList]
+        Response[Problem | TombstoneList]
     """
 
     kwargs = _get_kwargs(
@@ -211,8 +245,11 @@ async def asyncio(
     as_of: None | str | Unset = UNSET,
     limit: int | Unset = 1000,
     cursor: None | str | Unset = UNSET,
-) -> HTTPValidationError | TombstoneList | None:
+) -> Problem | TombstoneList | None:
     """The tombstones active now (or at `as_of`), oldest first.
+
+     A tombstone hides the rows whose `namespace` column holds its `id` (a batch id for a
+    revert, an identity for a GDPR delete) until a vacuum purges them.
 
     Args:
         dataset_id (str):
@@ -226,7 +263,7 @@ async def asyncio(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        HTTPValidationError | TombstoneList
+        Problem | TombstoneList
     """
 
     return (

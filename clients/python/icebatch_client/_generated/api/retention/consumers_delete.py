@@ -6,7 +6,7 @@ import httpx
 
 from ... import errors
 from ...client import AuthenticatedClient, Client
-from ...models.http_validation_error import HTTPValidationError
+from ...models.problem import Problem
 from ...types import Response
 
 
@@ -27,15 +27,40 @@ def _get_kwargs(
 
 def _parse_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> Any | HTTPValidationError | None:
+) -> Any | Problem | None:
     if response.status_code == 204:
         response_204 = cast(Any, None)
         return response_204
 
+    if response.status_code == 401:
+        response_401 = Problem.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = Problem.from_dict(response.json())
+
+        return response_403
+
+    if response.status_code == 404:
+        response_404 = Problem.from_dict(response.json())
+
+        return response_404
+
     if response.status_code == 422:
-        response_422 = HTTPValidationError.from_dict(response.json())
+        response_422 = Problem.from_dict(response.json())
 
         return response_422
+
+    if response.status_code == 429:
+        response_429 = Problem.from_dict(response.json())
+
+        return response_429
+
+    if response.status_code == 503:
+        response_503 = Problem.from_dict(response.json())
+
+        return response_503
 
     if client.raise_on_unexpected_status:
         raise errors.UnexpectedStatus(response.status_code, response.content)
@@ -45,7 +70,7 @@ def _parse_response(
 
 def _build_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> Response[Any | HTTPValidationError]:
+) -> Response[Any | Problem]:
     return Response(
         status_code=HTTPStatus(response.status_code),
         content=response.content,
@@ -59,8 +84,10 @@ def sync_detailed(
     name: str,
     *,
     client: AuthenticatedClient,
-) -> Response[Any | HTTPValidationError]:
+) -> Response[Any | Problem]:
     """Forget a consumer: its snapshots are no longer pinned.
+
+     The next expiry may remove the snapshots its checkpoint kept.
 
     Args:
         dataset_id (str):
@@ -71,7 +98,7 @@ def sync_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[Any | HTTPValidationError]
+        Response[Any | Problem]
     """
 
     kwargs = _get_kwargs(
@@ -91,8 +118,10 @@ def sync(
     name: str,
     *,
     client: AuthenticatedClient,
-) -> Any | HTTPValidationError | None:
+) -> Any | Problem | None:
     """Forget a consumer: its snapshots are no longer pinned.
+
+     The next expiry may remove the snapshots its checkpoint kept.
 
     Args:
         dataset_id (str):
@@ -103,7 +132,7 @@ def sync(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Any | HTTPValidationError
+        Any | Problem
     """
 
     return sync_detailed(
@@ -118,8 +147,10 @@ async def asyncio_detailed(
     name: str,
     *,
     client: AuthenticatedClient,
-) -> Response[Any | HTTPValidationError]:
+) -> Response[Any | Problem]:
     """Forget a consumer: its snapshots are no longer pinned.
+
+     The next expiry may remove the snapshots its checkpoint kept.
 
     Args:
         dataset_id (str):
@@ -130,7 +161,7 @@ async def asyncio_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[Any | HTTPValidationError]
+        Response[Any | Problem]
     """
 
     kwargs = _get_kwargs(
@@ -148,8 +179,10 @@ async def asyncio(
     name: str,
     *,
     client: AuthenticatedClient,
-) -> Any | HTTPValidationError | None:
+) -> Any | Problem | None:
     """Forget a consumer: its snapshots are no longer pinned.
+
+     The next expiry may remove the snapshots its checkpoint kept.
 
     Args:
         dataset_id (str):
@@ -160,7 +193,7 @@ async def asyncio(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Any | HTTPValidationError
+        Any | Problem
     """
 
     return (

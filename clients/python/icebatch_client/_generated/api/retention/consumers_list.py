@@ -7,7 +7,7 @@ import httpx
 from ... import errors
 from ...client import AuthenticatedClient, Client
 from ...models.consumer_list import ConsumerList
-from ...models.http_validation_error import HTTPValidationError
+from ...models.problem import Problem
 from ...types import UNSET, Response, Unset
 
 
@@ -43,16 +43,41 @@ def _get_kwargs(
 
 def _parse_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> ConsumerList | HTTPValidationError | None:
+) -> ConsumerList | Problem | None:
     if response.status_code == 200:
         response_200 = ConsumerList.from_dict(response.json())
 
         return response_200
 
+    if response.status_code == 401:
+        response_401 = Problem.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = Problem.from_dict(response.json())
+
+        return response_403
+
+    if response.status_code == 404:
+        response_404 = Problem.from_dict(response.json())
+
+        return response_404
+
     if response.status_code == 422:
-        response_422 = HTTPValidationError.from_dict(response.json())
+        response_422 = Problem.from_dict(response.json())
 
         return response_422
+
+    if response.status_code == 429:
+        response_429 = Problem.from_dict(response.json())
+
+        return response_429
+
+    if response.status_code == 503:
+        response_503 = Problem.from_dict(response.json())
+
+        return response_503
 
     if client.raise_on_unexpected_status:
         raise errors.UnexpectedStatus(response.status_code, response.content)
@@ -62,7 +87,7 @@ def _parse_response(
 
 def _build_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> Response[ConsumerList | HTTPValidationError]:
+) -> Response[ConsumerList | Problem]:
     return Response(
         status_code=HTTPStatus(response.status_code),
         content=response.content,
@@ -77,8 +102,10 @@ def sync_detailed(
     client: AuthenticatedClient,
     limit: int | Unset = 100,
     cursor: None | str | Unset = UNSET,
-) -> Response[ConsumerList | HTTPValidationError]:
+) -> Response[ConsumerList | Problem]:
     """The dataset's consumers and their checkpoints, by name.
+
+     A page at a time (`cursor`, `Link`).
 
     Args:
         dataset_id (str):
@@ -90,7 +117,7 @@ def sync_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[ConsumerList | HTTPValidationError]
+        Response[ConsumerList | Problem]
     """
 
     kwargs = _get_kwargs(
@@ -112,8 +139,10 @@ def sync(
     client: AuthenticatedClient,
     limit: int | Unset = 100,
     cursor: None | str | Unset = UNSET,
-) -> ConsumerList | HTTPValidationError | None:
+) -> ConsumerList | Problem | None:
     """The dataset's consumers and their checkpoints, by name.
+
+     A page at a time (`cursor`, `Link`).
 
     Args:
         dataset_id (str):
@@ -125,7 +154,7 @@ def sync(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        ConsumerList | HTTPValidationError
+        ConsumerList | Problem
     """
 
     return sync_detailed(
@@ -142,8 +171,10 @@ async def asyncio_detailed(
     client: AuthenticatedClient,
     limit: int | Unset = 100,
     cursor: None | str | Unset = UNSET,
-) -> Response[ConsumerList | HTTPValidationError]:
+) -> Response[ConsumerList | Problem]:
     """The dataset's consumers and their checkpoints, by name.
+
+     A page at a time (`cursor`, `Link`).
 
     Args:
         dataset_id (str):
@@ -155,7 +186,7 @@ async def asyncio_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[ConsumerList | HTTPValidationError]
+        Response[ConsumerList | Problem]
     """
 
     kwargs = _get_kwargs(
@@ -175,8 +206,10 @@ async def asyncio(
     client: AuthenticatedClient,
     limit: int | Unset = 100,
     cursor: None | str | Unset = UNSET,
-) -> ConsumerList | HTTPValidationError | None:
+) -> ConsumerList | Problem | None:
     """The dataset's consumers and their checkpoints, by name.
+
+     A page at a time (`cursor`, `Link`).
 
     Args:
         dataset_id (str):
@@ -188,7 +221,7 @@ async def asyncio(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        ConsumerList | HTTPValidationError
+        ConsumerList | Problem
     """
 
     return (

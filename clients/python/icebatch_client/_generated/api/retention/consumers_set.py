@@ -8,7 +8,7 @@ from ... import errors
 from ...client import AuthenticatedClient, Client
 from ...models.consumer_create import ConsumerCreate
 from ...models.consumer_out import ConsumerOut
-from ...models.http_validation_error import HTTPValidationError
+from ...models.problem import Problem
 from ...types import Response
 
 
@@ -36,16 +36,51 @@ def _get_kwargs(
 
 def _parse_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> ConsumerOut | HTTPValidationError | None:
+) -> ConsumerOut | Problem | None:
     if response.status_code == 200:
         response_200 = ConsumerOut.from_dict(response.json())
 
         return response_200
 
+    if response.status_code == 400:
+        response_400 = Problem.from_dict(response.json())
+
+        return response_400
+
+    if response.status_code == 401:
+        response_401 = Problem.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = Problem.from_dict(response.json())
+
+        return response_403
+
+    if response.status_code == 404:
+        response_404 = Problem.from_dict(response.json())
+
+        return response_404
+
+    if response.status_code == 410:
+        response_410 = Problem.from_dict(response.json())
+
+        return response_410
+
     if response.status_code == 422:
-        response_422 = HTTPValidationError.from_dict(response.json())
+        response_422 = Problem.from_dict(response.json())
 
         return response_422
+
+    if response.status_code == 429:
+        response_429 = Problem.from_dict(response.json())
+
+        return response_429
+
+    if response.status_code == 503:
+        response_503 = Problem.from_dict(response.json())
+
+        return response_503
 
     if client.raise_on_unexpected_status:
         raise errors.UnexpectedStatus(response.status_code, response.content)
@@ -55,7 +90,7 @@ def _parse_response(
 
 def _build_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> Response[ConsumerOut | HTTPValidationError]:
+) -> Response[ConsumerOut | Problem]:
     return Response(
         status_code=HTTPStatus(response.status_code),
         content=response.content,
@@ -69,8 +104,10 @@ def sync_detailed(
     *,
     client: AuthenticatedClient,
     body: ConsumerCreate,
-) -> Response[ConsumerOut | HTTPValidationError]:
+) -> Response[ConsumerOut | Problem]:
     """Register or move a consumer's checkpoint; it pins the snapshots its next read needs.
+
+     The checkpoint is the snapshot its next increment starts after (default: the current one).
 
     Args:
         dataset_id (str):
@@ -81,7 +118,7 @@ def sync_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[ConsumerOut | HTTPValidationError]
+        Response[ConsumerOut | Problem]
     """
 
     kwargs = _get_kwargs(
@@ -101,8 +138,10 @@ def sync(
     *,
     client: AuthenticatedClient,
     body: ConsumerCreate,
-) -> ConsumerOut | HTTPValidationError | None:
+) -> ConsumerOut | Problem | None:
     """Register or move a consumer's checkpoint; it pins the snapshots its next read needs.
+
+     The checkpoint is the snapshot its next increment starts after (default: the current one).
 
     Args:
         dataset_id (str):
@@ -113,7 +152,7 @@ def sync(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        ConsumerOut | HTTPValidationError
+        ConsumerOut | Problem
     """
 
     return sync_detailed(
@@ -128,8 +167,10 @@ async def asyncio_detailed(
     *,
     client: AuthenticatedClient,
     body: ConsumerCreate,
-) -> Response[ConsumerOut | HTTPValidationError]:
+) -> Response[ConsumerOut | Problem]:
     """Register or move a consumer's checkpoint; it pins the snapshots its next read needs.
+
+     The checkpoint is the snapshot its next increment starts after (default: the current one).
 
     Args:
         dataset_id (str):
@@ -140,7 +181,7 @@ async def asyncio_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[ConsumerOut | HTTPValidationError]
+        Response[ConsumerOut | Problem]
     """
 
     kwargs = _get_kwargs(
@@ -158,8 +199,10 @@ async def asyncio(
     *,
     client: AuthenticatedClient,
     body: ConsumerCreate,
-) -> ConsumerOut | HTTPValidationError | None:
+) -> ConsumerOut | Problem | None:
     """Register or move a consumer's checkpoint; it pins the snapshots its next read needs.
+
+     The checkpoint is the snapshot its next increment starts after (default: the current one).
 
     Args:
         dataset_id (str):
@@ -170,7 +213,7 @@ async def asyncio(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        ConsumerOut | HTTPValidationError
+        ConsumerOut | Problem
     """
 
     return (

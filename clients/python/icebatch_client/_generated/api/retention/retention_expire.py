@@ -6,8 +6,8 @@ import httpx
 
 from ... import errors
 from ...client import AuthenticatedClient, Client
-from ...models.http_validation_error import HTTPValidationError
 from ...models.job_out import JobOut
+from ...models.problem import Problem
 from ...types import UNSET, Response, Unset
 
 
@@ -33,16 +33,46 @@ def _get_kwargs(
 
 def _parse_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> HTTPValidationError | JobOut | None:
+) -> JobOut | Problem | None:
     if response.status_code == 202:
         response_202 = JobOut.from_dict(response.json())
 
         return response_202
 
+    if response.status_code == 401:
+        response_401 = Problem.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = Problem.from_dict(response.json())
+
+        return response_403
+
+    if response.status_code == 404:
+        response_404 = Problem.from_dict(response.json())
+
+        return response_404
+
+    if response.status_code == 409:
+        response_409 = Problem.from_dict(response.json())
+
+        return response_409
+
     if response.status_code == 422:
-        response_422 = HTTPValidationError.from_dict(response.json())
+        response_422 = Problem.from_dict(response.json())
 
         return response_422
+
+    if response.status_code == 429:
+        response_429 = Problem.from_dict(response.json())
+
+        return response_429
+
+    if response.status_code == 503:
+        response_503 = Problem.from_dict(response.json())
+
+        return response_503
 
     if client.raise_on_unexpected_status:
         raise errors.UnexpectedStatus(response.status_code, response.content)
@@ -52,7 +82,7 @@ def _parse_response(
 
 def _build_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> Response[HTTPValidationError | JobOut]:
+) -> Response[JobOut | Problem]:
     return Response(
         status_code=HTTPStatus(response.status_code),
         content=response.content,
@@ -66,8 +96,10 @@ def sync_detailed(
     *,
     client: AuthenticatedClient,
     idempotency_key: None | str | Unset = UNSET,
-) -> Response[HTTPValidationError | JobOut]:
+) -> Response[JobOut | Problem]:
     """Expire snapshots beyond the policy and delete orphan files (409 while one runs).
+
+     A job: snapshots pinned by a consumer's checkpoint are kept.
 
     Args:
         dataset_id (str):
@@ -79,7 +111,7 @@ def sync_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[HTTPValidationError | JobOut]
+        Response[JobOut | Problem]
     """
 
     kwargs = _get_kwargs(
@@ -99,8 +131,10 @@ def sync(
     *,
     client: AuthenticatedClient,
     idempotency_key: None | str | Unset = UNSET,
-) -> HTTPValidationError | JobOut | None:
+) -> JobOut | Problem | None:
     """Expire snapshots beyond the policy and delete orphan files (409 while one runs).
+
+     A job: snapshots pinned by a consumer's checkpoint are kept.
 
     Args:
         dataset_id (str):
@@ -112,7 +146,7 @@ def sync(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        HTTPValidationError | JobOut
+        JobOut | Problem
     """
 
     return sync_detailed(
@@ -127,8 +161,10 @@ async def asyncio_detailed(
     *,
     client: AuthenticatedClient,
     idempotency_key: None | str | Unset = UNSET,
-) -> Response[HTTPValidationError | JobOut]:
+) -> Response[JobOut | Problem]:
     """Expire snapshots beyond the policy and delete orphan files (409 while one runs).
+
+     A job: snapshots pinned by a consumer's checkpoint are kept.
 
     Args:
         dataset_id (str):
@@ -140,7 +176,7 @@ async def asyncio_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[HTTPValidationError | JobOut]
+        Response[JobOut | Problem]
     """
 
     kwargs = _get_kwargs(
@@ -158,8 +194,10 @@ async def asyncio(
     *,
     client: AuthenticatedClient,
     idempotency_key: None | str | Unset = UNSET,
-) -> HTTPValidationError | JobOut | None:
+) -> JobOut | Problem | None:
     """Expire snapshots beyond the policy and delete orphan files (409 while one runs).
+
+     A job: snapshots pinned by a consumer's checkpoint are kept.
 
     Args:
         dataset_id (str):
@@ -171,7 +209,7 @@ async def asyncio(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        HTTPValidationError | JobOut
+        JobOut | Problem
     """
 
     return (

@@ -6,7 +6,7 @@ import httpx
 
 from ... import errors
 from ...client import AuthenticatedClient, Client
-from ...models.http_validation_error import HTTPValidationError
+from ...models.problem import Problem
 from ...models.retention_out import RetentionOut
 from ...models.retention_update import RetentionUpdate
 from ...types import Response
@@ -36,16 +36,46 @@ def _get_kwargs(
 
 def _parse_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> HTTPValidationError | RetentionOut | None:
+) -> Problem | RetentionOut | None:
     if response.status_code == 200:
         response_200 = RetentionOut.from_dict(response.json())
 
         return response_200
 
+    if response.status_code == 400:
+        response_400 = Problem.from_dict(response.json())
+
+        return response_400
+
+    if response.status_code == 401:
+        response_401 = Problem.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = Problem.from_dict(response.json())
+
+        return response_403
+
+    if response.status_code == 404:
+        response_404 = Problem.from_dict(response.json())
+
+        return response_404
+
     if response.status_code == 422:
-        response_422 = HTTPValidationError.from_dict(response.json())
+        response_422 = Problem.from_dict(response.json())
 
         return response_422
+
+    if response.status_code == 429:
+        response_429 = Problem.from_dict(response.json())
+
+        return response_429
+
+    if response.status_code == 503:
+        response_503 = Problem.from_dict(response.json())
+
+        return response_503
 
     if client.raise_on_unexpected_status:
         raise errors.UnexpectedStatus(response.status_code, response.content)
@@ -55,7 +85,7 @@ def _parse_response(
 
 def _build_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> Response[HTTPValidationError | RetentionOut]:
+) -> Response[Problem | RetentionOut]:
     return Response(
         status_code=HTTPStatus(response.status_code),
         content=response.content,
@@ -69,8 +99,10 @@ def sync_detailed(
     *,
     client: AuthenticatedClient,
     body: RetentionUpdate,
-) -> Response[HTTPValidationError | RetentionOut]:
+) -> Response[Problem | RetentionOut]:
     """Set the dataset's snapshot retention policy (fields left out keep their value).
+
+     It applies from the next expiry (`POST /v1/datasets/{dataset_id}/expire`).
 
     Args:
         dataset_id (str):
@@ -82,7 +114,7 @@ def sync_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[HTTPValidationError | RetentionOut]
+        Response[Problem | RetentionOut]
     """
 
     kwargs = _get_kwargs(
@@ -102,8 +134,10 @@ def sync(
     *,
     client: AuthenticatedClient,
     body: RetentionUpdate,
-) -> HTTPValidationError | RetentionOut | None:
+) -> Problem | RetentionOut | None:
     """Set the dataset's snapshot retention policy (fields left out keep their value).
+
+     It applies from the next expiry (`POST /v1/datasets/{dataset_id}/expire`).
 
     Args:
         dataset_id (str):
@@ -115,7 +149,7 @@ def sync(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        HTTPValidationError | RetentionOut
+        Problem | RetentionOut
     """
 
     return sync_detailed(
@@ -130,8 +164,10 @@ async def asyncio_detailed(
     *,
     client: AuthenticatedClient,
     body: RetentionUpdate,
-) -> Response[HTTPValidationError | RetentionOut]:
+) -> Response[Problem | RetentionOut]:
     """Set the dataset's snapshot retention policy (fields left out keep their value).
+
+     It applies from the next expiry (`POST /v1/datasets/{dataset_id}/expire`).
 
     Args:
         dataset_id (str):
@@ -143,7 +179,7 @@ async def asyncio_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[HTTPValidationError | RetentionOut]
+        Response[Problem | RetentionOut]
     """
 
     kwargs = _get_kwargs(
@@ -161,8 +197,10 @@ async def asyncio(
     *,
     client: AuthenticatedClient,
     body: RetentionUpdate,
-) -> HTTPValidationError | RetentionOut | None:
+) -> Problem | RetentionOut | None:
     """Set the dataset's snapshot retention policy (fields left out keep their value).
+
+     It applies from the next expiry (`POST /v1/datasets/{dataset_id}/expire`).
 
     Args:
         dataset_id (str):
@@ -174,7 +212,7 @@ async def asyncio(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        HTTPValidationError | RetentionOut
+        Problem | RetentionOut
     """
 
     return (

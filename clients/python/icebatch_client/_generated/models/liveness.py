@@ -6,35 +6,52 @@ from typing import Any, TypeVar
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
-T = TypeVar("T", bound="HealthLiveResponseHealthLive")
+T = TypeVar("T", bound="Liveness")
 
 
 @_attrs_define
-class HealthLiveResponseHealthLive:
-    additional_properties: dict[str, str] = _attrs_field(init=False, factory=dict)
+class Liveness:
+    """
+    Attributes:
+        status (str):
+    """
+
+    status: str
+    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
+        status = self.status
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
+        field_dict.update(
+            {
+                "status": status,
+            }
+        )
 
         return field_dict
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         d = dict(src_dict)
-        health_live_response_health_live = cls()
+        status = d.pop("status")
 
-        health_live_response_health_live.additional_properties = d
-        return health_live_response_health_live
+        liveness = cls(
+            status=status,
+        )
+
+        liveness.additional_properties = d
+        return liveness
 
     @property
     def additional_keys(self) -> list[str]:
         return list(self.additional_properties.keys())
 
-    def __getitem__(self, key: str) -> str:
+    def __getitem__(self, key: str) -> Any:
         return self.additional_properties[key]
 
-    def __setitem__(self, key: str, value: str) -> None:
+    def __setitem__(self, key: str, value: Any) -> None:
         self.additional_properties[key] = value
 
     def __delitem__(self, key: str) -> None:

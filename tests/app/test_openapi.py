@@ -1,0 +1,219 @@
+"""The OpenAPI contract: the committed document is the app's, every operation is documented the
+same way, and the rules of `app.openapi` reach routes they were never told about."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi import APIRouter, FastAPI
+
+from app.auth import Org, requires
+from app.idempotency import Idempotent
+from app.models import Scope
+from app.openapi import PROBLEM, SPEC_PATH, render
+from app.pagination import Paging
+
+ROOT = Path(__file__).resolve().parents[2]
+OPERATION_ID = re.compile(r"^[a-z]+(_[a-z]+)+$")
+KEYED_STATUSES = ("401", "403", "429", "503")
+REGENERATE = ".venv/bin/python scripts/openapi.py"
+
+
+@pytest.fixture(scope="module")
+def spec() -> dict[str, Any]:
+    from app.main import create_app
+
+    return create_app().openapi()
+
+
+def operations(spec: dict[str, Any], prefix: str = "/v1/") -> list[tuple[str, dict[str, Any]]]:
+    return [
+        (f"{method.upper()} {path}", operation)
+        for path, item in spec["paths"].items()
+        if path.startswith(prefix)
+        for method, operation in item.items()
+    ]
+
+
+def resolve(spec: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
+    ref = schema.get("$ref")
+    if ref is None:
+        return schema
+    found: dict[str, Any] = spec
+    for part in ref.removeprefix("#/").split("/"):
+        found = found[part]
+    return found
+
+
+def test_the_committed_spec_is_the_apps(spec: dict[str, Any]) -> None:
+    committed = (ROOT / SPEC_PATH).read_text()
+    assert committed == render(spec), f"{SPEC_PATH} differs from the app's spec: run {REGENERATE}"
+
+
+def test_the_spec_does_not_depend_on_settings(tmp_path: Path) -> None:
+    """Generated under other settings (paths, limits, rates), the document is the same."""
+    env = {
+        **os.environ,
+        "ICEBATCH_HOME": str(tmp_path / "elsewhere"),
+        "ICEBATCH_STAGING_DIR": str(tmp_path / "staging"),
+        "ICEBATCH_WAREHOUSE": f"file://{tmp_path}/warehouse",
+        "ICEBATCH_MAX_FILE_BYTES": "1234",
+        "ICEBATCH_MAX_BATCH_FILES": "3",
+        "ICEBATCH_RATE_LIMIT_PER_SECOND": "2",
+        "ICEBATCH_STORE_RETRY_AFTER_SECONDS": "9",
+    }
+    done = subprocess.run(
+        [sys.executable, "scripts/openapi.py", "--check"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "is up to date" in done.stdout
+    text = (ROOT / SPEC_PATH).read_text()
+    for machine_specific in (str(ROOT), str(Path.home()), "/tmp/"):
+        assert machine_specific not in text
+
+
+def test_every_v1_operation_is_documented(spec: dict[str, Any]) -> None:
+    declared_tags = {tag["name"] for tag in spec["tags"]}
+    assert all(tag.get("description") for tag in spec["tags"])
+    assert spec["components"]["securitySchemes"]["ApiKey"] == {
+        "type": "http",
+        "scheme": "bearer",
+        "description": spec["components"]["securitySchemes"]["ApiKey"]["description"],
+    }
+    seen = set()
+    problems: list[str] = []
+    for name, operation in operations(spec):
+        seen.add(operation["operationId"])
+        if not OPERATION_ID.match(operation["operationId"]):
+            problems.append(f"{name}: operationId {operation['operationId']!r}")
+        for field in ("summary", "description"):
+            if not operation.get(field, "").strip():
+                problems.append(f"{name}: no {field} (the endpoint's docstring)")
+        tags = operation.get("tags", [])
+        if not tags or not set(tags) <= declared_tags:
+            problems.append(f"{name}: tags {tags} not declared in TAGS")
+        if operation.get("security") != [{"ApiKey": [operation["x-icebatch-scope"]]}]:
+            problems.append(f"{name}: security {operation.get('security')}")
+        for status in KEYED_STATUSES:
+            content = operation["responses"].get(status, {}).get("content", {})
+            if content.get(PROBLEM, {}).get("schema") != {"$ref": "#/components/schemas/Problem"}:
+                problems.append(f"{name}: no Problem response {status}")
+        body = operation.get("requestBody")
+        if body is not None:
+            for media_type, content in body["content"].items():
+                schema = resolve(spec, content.get("schema", {}))
+                if not (
+                    content.get("example") or content.get("examples") or schema.get("examples")
+                ):
+                    problems.append(f"{name}: no example of its {media_type} body")
+    assert problems == []
+    # the list covers what it should: the domains' operations, by their stable names
+    assert {"datasets_create", "batches_upload_file", "rows_read", "keys_revoke"} <= seen
+    assert len(seen) >= 32
+
+
+def test_every_error_is_a_problem_and_every_response_names_its_request(
+    spec: dict[str, Any],
+) -> None:
+    schemas = spec["components"]["schemas"]
+    assert "HTTPValidationError" not in schemas
+    assert "ValidationError" not in schemas
+    problem = schemas["Problem"]
+    assert problem["additionalProperties"] is True
+    assert set(problem["required"]) == {"type", "title", "status", "detail"}
+    assert {"instance", "errors", "retry_after_seconds", "limit", "batch_status"} <= set(
+        problem["properties"]
+    )
+    for name, operation in operations(spec, prefix="/"):
+        for status, response in operation["responses"].items():
+            assert response["headers"]["X-Request-Id"] == {
+                "$ref": "#/components/headers/X-Request-Id"
+            }, (name, status)
+            if int(status) >= 400 and name != "GET /readyz":
+                assert list(response["content"]) == [PROBLEM], (name, status)
+            if status in ("429", "503") and name.split()[1].startswith("/v1/"):
+                assert "Retry-After" in response["headers"], (name, status)
+    assert spec["components"]["headers"]["X-Request-Id"]["required"] is True
+
+
+def test_the_services_errors_are_declared_where_they_are_raised(spec: dict[str, Any]) -> None:
+    def statuses(path: str, method: str) -> set[str]:
+        return set(spec["paths"][path][method]["responses"])
+
+    assert {"409", "413", "507"} <= statuses("/v1/batches/{batch_id}/files/{name}", "put")
+    assert {"404", "410"} <= statuses("/v1/datasets/{dataset_id}/changes", "get")
+    assert {"404", "410"} <= statuses("/v1/datasets/{dataset_id}/consumers", "post")
+    assert "409" in statuses("/v1/batches/{batch_id}/revert", "post")
+    assert "409" in statuses("/v1/datasets", "post")  # a dataset of that name exists
+    assert "404" in statuses("/v1/batches", "post")  # the body's dataset_id
+    assert "404" in statuses("/v1/privacy/jobs", "post")  # the body's dataset_ids
+    assert "404" not in statuses("/v1/datasets", "get")  # no id anywhere: no 404
+    upload = spec["paths"]["/v1/batches/{batch_id}/files/{name}"]["put"]["requestBody"]
+    assert upload["content"]["application/octet-stream"]["schema"]["format"] == "binary"
+
+
+def test_streams_declare_their_media_types_and_headers(spec: dict[str, Any]) -> None:
+    expected = {
+        "/v1/datasets/{dataset_id}/rows": {"X-Icebatch-Snapshot-Id"},
+        "/v1/datasets/{dataset_id}/changes": {
+            "X-Icebatch-From-Snapshot",
+            "X-Icebatch-To-Snapshot",
+            "X-Icebatch-Change-Kind",
+        },
+    }
+    for path, headers in expected.items():
+        ok = spec["paths"][path]["get"]["responses"]["200"]
+        assert ok["content"]["application/x-ndjson"]["schema"]["type"] == "string"
+        arrow = ok["content"]["application/vnd.apache.arrow.stream"]["schema"]
+        assert arrow == {**arrow, "type": "string", "format": "binary"}
+        assert set(ok["content"]) == {"application/x-ndjson", "application/vnd.apache.arrow.stream"}
+        assert headers <= set(ok["headers"])
+        assert all(ok["headers"][h]["required"] for h in headers)
+    listing = spec["paths"]["/v1/batches"]["get"]["responses"]["200"]["headers"]
+    assert listing["Link"] == {"$ref": "#/components/headers/Link"}
+
+
+def test_the_rules_reach_a_route_they_were_never_told_about() -> None:
+    """A route added later (another module, another tag) gets the same treatment."""
+    from app.main import create_app
+
+    router = APIRouter(prefix="/v1/widgets", tags=["datasets"])
+
+    @router.post("/{widget_id}", dependencies=[requires(Scope.WRITE, "widgets.poke")])
+    def widgets_poke(widget_id: str, org: Org, idempotent: Idempotent) -> dict[str, str]:
+        """Poke a widget."""
+        return {"widget_id": widget_id}
+
+    @router.get("")
+    def widgets_list(org: Org, paging: Paging) -> dict[str, str]:
+        """List widgets."""
+        return {}
+
+    app: FastAPI = create_app()
+    app.include_router(router)
+    spec = app.openapi()
+    poke = spec["paths"]["/v1/widgets/{widget_id}"]["post"]
+    assert poke["operationId"] == "widgets_poke"
+    assert poke["security"] == [{"ApiKey": ["write"]}]
+    assert set(poke["responses"]) >= {"200", "401", "403", "404", "409", "422", "429", "503"}
+    assert poke["responses"]["409"]["content"] == {
+        PROBLEM: {"schema": {"$ref": "#/components/schemas/Problem"}}
+    }
+    assert "Idempotent-Replayed" in poke["responses"]["200"]["headers"]
+    listed = spec["paths"]["/v1/widgets"]["get"]
+    assert "Link" in listed["responses"]["200"]["headers"]
+    assert "404" not in listed["responses"]
+    assert listed["responses"]["503"]["headers"]["Retry-After"] == {
+        "$ref": "#/components/headers/Retry-After"
+    }
