@@ -52,6 +52,7 @@ WALKS: dict[tuple[str, str], Walk] = {
     ("GET", "/v1/datasets/{dataset_id}"): Walk("read", at(D), True),
     ("GET", "/v1/datasets/{dataset_id}/snapshots"): Walk("read", at(D + "/snapshots"), True),
     ("GET", "/v1/datasets/{dataset_id}/rows"): Walk("read", at(D + "/rows"), True),
+    ("GET", "/v1/datasets/{dataset_id}/stats"): Walk("read", at(D + "/stats"), True),
     ("GET", "/v1/datasets/{dataset_id}/changes"): Walk(
         "read", at(D + "/changes", params={"kind": "appended"}), True
     ),
