@@ -162,8 +162,8 @@ def known_caller(state: Mapping[str, Any]) -> tuple[str, str] | None:
     return owner
 
 
-def current_org(principal: CurrentPrincipal) -> str:
-    """The org of the request's key (any scope)."""
+async def current_org(principal: CurrentPrincipal) -> str:
+    """The org of the request's key (any scope). Async: no thread-pool hop for an attribute."""
     return principal.org
 
 

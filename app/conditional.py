@@ -16,6 +16,10 @@ from typing import Annotated, Any
 from fastapi import Query, Request, Response
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
+from sqlalchemy.orm import Session
+from starlette.concurrency import run_in_threadpool
+
+from app.db import session_scope
 
 CACHE_CONTROL = "private, no-cache"
 _ETAG = {
@@ -68,3 +72,19 @@ def respond(request: Request, tag: str, body: Callable[[], BaseModel]) -> Respon
     if matches(request, tag):
         return Response(status_code=304, headers=headers)
     return JSONResponse(body().model_dump(mode="json"), headers=headers)
+
+
+async def get(
+    request: Request,
+    version: Callable[[Session], str],
+    body: Callable[[Session], BaseModel],
+) -> Response:
+    """A conditional GET in one thread-pool call and one short session: the tag from
+    `version`, then 304, or the body from `body`. Pollers call this most: a request session
+    (a dependency) would cost two more thread hops, its enter and its exit."""
+
+    def run() -> Response:
+        with session_scope() as session:
+            return respond(request, version(session), lambda: body(session))
+
+    return await run_in_threadpool(run)

@@ -170,7 +170,7 @@ def batches_revert(
     responses=conditional.RESPONSES,
     openapi_extra=conditional.OPENAPI,
 )
-def batches_get(batch_id: str, org: Org, session: DbSession, request: Request) -> Response:
+async def batches_get(batch_id: str, org: Org, request: Request) -> Response:
     """Status, counts, errors, snapshot id and progress of a batch.
 
     Poll it while the batch is 'staged' or 'processing'; a 'failed' batch lists its row-level
@@ -178,8 +178,11 @@ def batches_get(batch_id: str, org: Org, session: DbSession, request: Request) -
     last answer as `If-None-Match`; while nothing
     changed the answer is `304 Not Modified`, without a body.
     """
-    tag = service.version(session, org, batch_id)
-    return conditional.respond(request, tag, lambda: service.describe(session, org, batch_id))
+    return await conditional.get(
+        request,
+        lambda session: service.version(session, org, batch_id),
+        lambda session: service.describe(session, org, batch_id),
+    )
 
 
 @router.get("", response_model=BatchList)

@@ -65,12 +65,18 @@ def _worker_argv(concurrency: int, beat: bool = False) -> list[str]:
     ]
 
 
-def _api_argv(host: str, port: int) -> list[str]:
-    return [sys.executable, "-m", "app.cli", "serve", "--host", host, "--port", str(port)]
+Workers = Annotated[
+    int, typer.Option(help="API processes sharing the port (one per core is a good start).")
+]
+
+
+def _api_argv(host: str, port: int, workers: int = 1) -> list[str]:
+    serve = ["serve", "--host", host, "--port", str(port), "--workers", str(workers)]
+    return [sys.executable, "-m", "app.cli", *serve]
 
 
 @cli.command(hidden=True)
-def serve(host: Host = "127.0.0.1", port: Port = 8000) -> None:
+def serve(host: Host = "127.0.0.1", port: Port = 8000, workers: Workers = 1) -> None:
     """Uvicorn in this process, logging through Icebatch's configuration (`api` runs this)."""
     import uvicorn
 
@@ -78,14 +84,21 @@ def serve(host: Host = "127.0.0.1", port: Port = 8000) -> None:
     # waits for a connection held by a request that waits for a thread (503 beyond the limit)
     settings = get_settings()
     limit = settings.db_pool_size + settings.db_max_overflow
-    uvicorn.run("app.main:app", host=host, port=port, limit_concurrency=limit, log_config=None)
+    uvicorn.run(
+        "app.main:app",
+        host=host,
+        port=port,
+        workers=workers,
+        limit_concurrency=limit,
+        log_config=None,
+    )
 
 
 @cli.command()
-def api(host: Host = "127.0.0.1", port: Port = 8000) -> None:
+def api(host: Host = "127.0.0.1", port: Port = 8000, workers: Workers = 1) -> None:
     """Run the HTTP API only (production: workers run apart)."""
     migrate()
-    os.execv(sys.executable, _api_argv(host, port))
+    os.execv(sys.executable, _api_argv(host, port, workers))
 
 
 @cli.command()

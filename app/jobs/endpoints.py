@@ -20,7 +20,7 @@ router = APIRouter(prefix="/v1/jobs", tags=["jobs"])
     responses=conditional.RESPONSES,
     openapi_extra=conditional.OPENAPI,
 )
-def jobs_get(job_id: str, org: Org, session: DbSession, request: Request) -> Response:
+async def jobs_get(job_id: str, org: Org, request: Request) -> Response:
     """State, stage, progress, attempt, timings and error of one job.
 
     A job is queued, then running (its `stage` and `progress` move), then succeeded (with its
@@ -28,8 +28,11 @@ def jobs_get(job_id: str, org: Org, session: DbSession, request: Request) -> Res
     of the last answer as `If-None-Match`; while nothing
     changed the answer is `304 Not Modified`, without a body.
     """
-    tag = service.version(session, org, job_id)
-    return conditional.respond(request, tag, lambda: service.describe(session, org, job_id))
+    return await conditional.get(
+        request,
+        lambda session: service.version(session, org, job_id),
+        lambda session: service.describe(session, org, job_id),
+    )
 
 
 @router.get("", response_model=JobList)
