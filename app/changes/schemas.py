@@ -28,6 +28,6 @@ class ExportCreate(BaseModel):
 
 class ExportOut(BaseModel):
     kind: ChangeKind
-    from_snapshot_id: int | None
-    to_snapshot_id: int | None
-    job: JobOut
+    from_snapshot_id: int | None = Field(description="The resolved start, excluded")
+    to_snapshot_id: int | None = Field(description="The resolved end, included")
+    job: JobOut = Field(description="The Spark export job: its result names the folder written")
