@@ -4,6 +4,7 @@ from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from app.lake.snapshots import MAX_SNAPSHOT_ID, MIN_SNAPSHOT_ID
 from app.pagination import Page
 
 
@@ -54,7 +55,10 @@ class ConsumerCreate(BaseModel):
         description="The consumer's name, unique per dataset",
     )
     snapshot_id: int | None = Field(
-        default=None, description="The snapshot the next increment starts after (default: current)"
+        default=None,
+        ge=MIN_SNAPSHOT_ID,
+        le=MAX_SNAPSHOT_ID,
+        description="The snapshot the next increment starts after (default: current)",
     )
 
 
