@@ -9,6 +9,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from fastapi.routing import APIRoute
+from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from app import health
@@ -29,6 +30,7 @@ from app.reads.endpoints import router as reads_router
 from app.request_context import RequestIdMiddleware
 from app.restatements.endpoints import privacy_router, tombstones_router
 from app.retention.endpoints import router as retention_router
+from app.ui import endpoints as ui
 
 PROBLEM = "application/problem+json"
 log = logging.getLogger(__name__)
@@ -132,6 +134,8 @@ def create_app() -> FastAPI:
         audit_router,
     ):
         app.include_router(router)
+    app.include_router(ui.router)
+    app.mount("/ui/static", StaticFiles(directory=ui.STATIC), name="ui-static")
     _summaries_from_docstrings(app)
 
     def openapi() -> dict[str, Any]:

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One-command setup: system packages (Java 17, Jackson, jarjar, JDBC drivers), the Iceberg Spark
+# One-command setup: system packages (Java 17, Jackson, jarjar, JDBC drivers, Chromium), the Iceberg Spark
 # runtime jar with its Jackson relocated (DESIGN.md §2), and a virtualenv with the pinned packages.
 # Idempotent: a second run only checks. Used by README, .ci/run and the Dockerfile alike.
 set -euo pipefail
@@ -15,7 +15,8 @@ PYTHON="${PYTHON:-python3}"
 say() { printf '\033[1m==> %s\033[0m\n' "$*"; }
 
 apt_packages=(libjackson2-core-java libjackson2-databind-java libjackson2-annotations-java
-              libjarjar-java libxerial-sqlite-jdbc-java libpostgresql-jdbc-java unzip zip)
+              libjarjar-java libxerial-sqlite-jdbc-java libpostgresql-jdbc-java unzip zip
+              chromium)  # chromium: the web UI's browser tests (Playwright drives it)
 if ! java -version 2>&1 | grep -q 'version "17'; then
   apt_packages+=(openjdk-17-jre-headless)
 fi

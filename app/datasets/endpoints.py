@@ -5,7 +5,13 @@ from fastapi.responses import JSONResponse
 
 from app.auth import Org, requires
 from app.datasets import service
-from app.datasets.schemas import DatasetCreate, DatasetList, DatasetOut, SnapshotList
+from app.datasets.schemas import (
+    DatasetCreate,
+    DatasetList,
+    DatasetOut,
+    DatasetStats,
+    SnapshotList,
+)
 from app.db import DbSession
 from app.deps import DatasetTable, IcebergCatalog
 from app.idempotency import Idempotent
@@ -77,3 +83,12 @@ def datasets_snapshots(loaded: DatasetTable, paging: Paging) -> SnapshotList:
     """
     items, after = window(service.snapshots(loaded.table), paging.offset, paging.limit)
     return paging.respond(SnapshotList(items=items, next=after))
+
+
+@router.get("/{dataset_id}/stats", response_model=DatasetStats)
+def datasets_stats(loaded: DatasetTable, session: DbSession) -> DatasetStats:
+    """Batch counts by status, live rows, active tombstones and the newest ingest of a dataset.
+
+    What a monitoring page shows per dataset (the web UI's datasets list reads it).
+    """
+    return service.stats(session, loaded.dataset, loaded.table)

@@ -88,3 +88,17 @@ class SnapshotOut(BaseModel):
 
 class SnapshotList(Page):
     items: list[SnapshotOut]
+
+
+class DatasetStats(BaseModel):
+    """What a monitoring page shows of a dataset (the web UI's datasets list)."""
+
+    dataset_id: str
+    batches: dict[str, int] = Field(
+        description="Batches by status (loading, staged, processing, success, failed, …)"
+    )
+    rows: int = Field(description="Rows of the batches whose rows are live ('success')")
+    active_tombstones: int = Field(description="Tombstones in force at the current snapshot")
+    snapshots: int = Field(description="Snapshots the table keeps")
+    current_snapshot_id: int | None
+    last_ingest_at: datetime | None = Field(description="When the newest batch landed")

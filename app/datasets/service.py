@@ -12,13 +12,20 @@ from pyiceberg.table import Table
 from pyiceberg.types import PrimitiveType
 from sqlalchemy.orm import Session
 
+from app.batches import repository as batches
 from app.config import get_settings
 from app.datasets import repository
-from app.datasets.schemas import DatasetCreate, DatasetList, DatasetOut, SnapshotOut
+from app.datasets.schemas import (
+    DatasetCreate,
+    DatasetList,
+    DatasetOut,
+    DatasetStats,
+    SnapshotOut,
+)
 from app.errors import DatasetExists, InvalidInput, NotFound
 from app.lake import retention, tables, tombstones
 from app.lake.types import BATCH_COLUMN, field_to_spec, schema_from_specs
-from app.models import Dataset
+from app.models import BatchStatus, Dataset
 from app.pagination import next_cursor
 
 DATASET_NAME_RE = re.compile(r"^[a-z][a-z0-9_]{0,127}$")
@@ -122,3 +129,19 @@ def snapshots(table: Table) -> list[SnapshotOut]:
         )
     items.sort(key=lambda s: (s.sequence_number or 0, s.committed_at), reverse=True)
     return items
+
+
+def stats(session: Session, dataset: Dataset, table: Table) -> DatasetStats:
+    """Batch counts by status, live rows, tombstones in force, the newest ingest."""
+    counts = batches.dataset_counts(session, dataset.id)
+    current = table.current_snapshot()
+    landed = [BatchStatus.SUCCESS, BatchStatus.REPLACED, BatchStatus.REVERTED]
+    return DatasetStats(
+        dataset_id=dataset.id,
+        batches={status: n for status, n, _ in counts},
+        rows=sum(rows for status, _, rows in counts if status == BatchStatus.SUCCESS),
+        active_tombstones=int(tombstones.metrics(table, current)["total"]) if current else 0,
+        snapshots=len(table.snapshots()),
+        current_snapshot_id=current.snapshot_id if current else None,
+        last_ingest_at=batches.last_landed(session, dataset.id, [s.value for s in landed]),
+    )

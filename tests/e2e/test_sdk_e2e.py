@@ -133,7 +133,16 @@ def test_the_walkthrough_through_the_sdk(service: Service, tmp_path: Path) -> No
 
     increment = consumer.next_increment()
     assert seen(increment.appended) == {2: "u7"}
-    assert set(increment.deleted["event_id"].to_pylist()) == {4, 5}  # u1's rows: ids only
+    deleted = increment.deleted.to_pylist()
+    # the replay's old rows and the revert's, as they were; u1's (1, 3, 5 and the replay's 1,
+    # appended and deleted within the range) erased: their identity column only
+    assert {(r["event_id"], r["user_id"]) for r in deleted if r["user_id"] != "u1"} == {
+        (2, "u2"),
+        (4, "u4"),
+    }
+    erased = [r for r in deleted if r["user_id"] == "u1"]
+    assert len(erased) == 4
+    assert all(r["event_id"] is None and r["payload"] is None for r in erased)
     consumer.commit(increment)
 
     job = ib.vacuum("events")

@@ -106,6 +106,7 @@ class Icebatch:
         max_retries: tries after the first on connection errors, 429 and 503.
         poll_interval: the first wait between two polls of a batch or job (it doubles to
             `max_poll_interval`).
+        transport: the httpx transport under the retries (default: plain HTTP).
     """
 
     def __init__(
@@ -117,19 +118,20 @@ class Icebatch:
         max_retries: int = 5,
         poll_interval: float = 0.25,
         max_poll_interval: float = 5.0,
+        transport: httpx.BaseTransport | None = None,
     ) -> None:
         base_url = base_url or os.environ.get("ICEBATCH_URL")
         api_key = api_key or os.environ.get("ICEBATCH_API_KEY")
         if not base_url or not api_key:
             raise ValueError("pass base_url and api_key, or set ICEBATCH_URL and ICEBATCH_API_KEY")
-        transport = RetryTransport(httpx.HTTPTransport(), max_retries)
+        retrying = RetryTransport(transport or httpx.HTTPTransport(), max_retries)
         self._api = gen.AuthenticatedClient(
             base_url=base_url.rstrip("/"),
             token=api_key,
             timeout=httpx.Timeout(timeout),
             raise_on_unexpected_status=False,
             headers={"User-Agent": "icebatch-client"},
-            httpx_args={"transport": transport},
+            httpx_args={"transport": retrying},
         )
         self._http = self._api.get_httpx_client()
         self.poll_interval, self.max_poll_interval = poll_interval, max_poll_interval

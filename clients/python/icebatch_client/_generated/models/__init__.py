@@ -28,6 +28,8 @@ from .dataset_out import DatasetOut
 from .dataset_out_partition_item import DatasetOutPartitionItem
 from .dataset_out_retention import DatasetOutRetention
 from .dataset_out_schema_item import DatasetOutSchemaItem
+from .dataset_stats import DatasetStats
+from .dataset_stats_batches import DatasetStatsBatches
 from .export_create import ExportCreate
 from .export_create_kind import ExportCreateKind
 from .export_out import ExportOut
@@ -95,6 +97,8 @@ __all__ = (
     "DatasetOutPartitionItem",
     "DatasetOutRetention",
     "DatasetOutSchemaItem",
+    "DatasetStats",
+    "DatasetStatsBatches",
     "ExportCreate",
     "ExportCreateKind",
     "ExportOut",
