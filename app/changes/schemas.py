@@ -5,7 +5,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from app.jobs.schemas import JobOut
-from app.lake.snapshots import MAX_SNAPSHOT_ID, MIN_SNAPSHOT_ID
+from app.lake.snapshots import SnapshotId
 
 ChangeKind = Literal["appended", "deleted"]
 
@@ -21,17 +21,9 @@ class ExportCreate(BaseModel):
     )
 
     kind: ChangeKind
-    from_snapshot: int | None = Field(
-        default=None,
-        ge=MIN_SNAPSHOT_ID,
-        le=MAX_SNAPSHOT_ID,
-        description="Start after this snapshot",
-    )
-    to_snapshot: int | None = Field(
-        default=None,
-        ge=MIN_SNAPSHOT_ID,
-        le=MAX_SNAPSHOT_ID,
-        description="End at this snapshot (current)",
+    from_snapshot: SnapshotId | None = Field(default=None, description="Start after this snapshot")
+    to_snapshot: SnapshotId | None = Field(
+        default=None, description="End at this snapshot (current)"
     )
     since: str | None = Field(default=None, description="ISO 8601: start after the snapshot then")
     until: str | None = Field(default=None, description="ISO 8601: end at the snapshot then")

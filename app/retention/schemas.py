@@ -4,7 +4,7 @@ from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from app.lake.snapshots import MAX_SNAPSHOT_ID, MIN_SNAPSHOT_ID
+from app.lake.snapshots import SnapshotId
 from app.pagination import Page
 
 
@@ -54,10 +54,8 @@ class ConsumerCreate(BaseModel):
         pattern=r"^[A-Za-z0-9_.:-]+$",
         description="The consumer's name, unique per dataset",
     )
-    snapshot_id: int | None = Field(
+    snapshot_id: SnapshotId | None = Field(
         default=None,
-        ge=MIN_SNAPSHOT_ID,
-        le=MAX_SNAPSHOT_ID,
         description="The snapshot the next increment starts after (default: current)",
     )
 
