@@ -11,6 +11,7 @@ from app.changes.schemas import ChangeKind, ExportCreate, ExportOut
 from app.db import DbSession
 from app.deps import DatasetTable
 from app.idempotency import Idempotent
+from app.lake.snapshots import MAX_SNAPSHOT_ID, MIN_SNAPSHOT_ID
 from app.models import Scope
 from app.openapi import header, problems
 from app.reads.endpoints import SNAPSHOT_HEADER, Format, stream, streamed
@@ -58,8 +59,14 @@ def changes_read(
     loaded: DatasetTable,
     session: DbSession,
     kind: ChangeKind,
-    from_snapshot: Annotated[int | None, Query(description="Start after this snapshot")] = None,
-    to_snapshot: Annotated[int | None, Query(description="End at this snapshot")] = None,
+    from_snapshot: Annotated[
+        int | None,
+        Query(ge=MIN_SNAPSHOT_ID, le=MAX_SNAPSHOT_ID, description="Start after this snapshot"),
+    ] = None,
+    to_snapshot: Annotated[
+        int | None,
+        Query(ge=MIN_SNAPSHOT_ID, le=MAX_SNAPSHOT_ID, description="End at this snapshot"),
+    ] = None,
     since: Annotated[
         str | None, Query(description="ISO 8601: start after the snapshot then")
     ] = None,

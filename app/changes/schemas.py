@@ -5,6 +5,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from app.jobs.schemas import JobOut
+from app.lake.snapshots import SnapshotId
 
 ChangeKind = Literal["appended", "deleted"]
 
@@ -20,14 +21,16 @@ class ExportCreate(BaseModel):
     )
 
     kind: ChangeKind
-    from_snapshot: int | None = Field(default=None, description="Start after this snapshot")
-    to_snapshot: int | None = Field(default=None, description="End at this snapshot (current)")
+    from_snapshot: SnapshotId | None = Field(default=None, description="Start after this snapshot")
+    to_snapshot: SnapshotId | None = Field(
+        default=None, description="End at this snapshot (current)"
+    )
     since: str | None = Field(default=None, description="ISO 8601: start after the snapshot then")
     until: str | None = Field(default=None, description="ISO 8601: end at the snapshot then")
 
 
 class ExportOut(BaseModel):
     kind: ChangeKind
-    from_snapshot_id: int | None
-    to_snapshot_id: int | None
-    job: JobOut
+    from_snapshot_id: int | None = Field(description="The resolved start, excluded")
+    to_snapshot_id: int | None = Field(description="The resolved end, included")
+    job: JobOut = Field(description="The Spark export job: its result names the folder written")

@@ -53,8 +53,10 @@ class DatasetOut(BaseModel):
     schema_: list[dict[str, Any]] = Field(serialization_alias="schema")
     partition: list[dict[str, Any]]
     identity_columns: list[str]
-    sort_order: list[str]
-    current_snapshot_id: int | None
+    sort_order: list[str] = Field(description="The table's sort order: columns, in order")
+    current_snapshot_id: int | None = Field(
+        description="The snapshot reads see now (null until the first commit)"
+    )
     retention: dict[str, Any] = Field(
         default_factory=dict,
         description="Snapshot retention in force: {min_snapshots, max_snapshot_age_seconds, "
@@ -72,8 +74,11 @@ class SnapshotOut(BaseModel):
     parent_id: int | None
     sequence_number: int | None
     committed_at: datetime
-    operation: str
-    icebatch: dict[str, str]
+    operation: str = Field(description="Iceberg's: append, overwrite, delete or replace")
+    icebatch: dict[str, str] = Field(
+        description="What committed it: Icebatch's summary keys (batch id, restatement, "
+        "request id, …)"
+    )
     tombstone: dict[str, str] = Field(description="The tombstone.* keys this snapshot set")
     tombstones: dict[str, Any] = Field(
         description="Tombstones in force: {file, inherited, added, deleted, total}"

@@ -30,7 +30,7 @@ class KeyOut(BaseModel):
     """A key as listed: never its secret."""
 
     id: str
-    prefix: str
+    prefix: str = Field(description="The key's public part: `ib_<prefix>_…`")
     org: str
     scope: Scope
     name: str | None

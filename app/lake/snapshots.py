@@ -4,10 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import UTC, datetime
+from typing import Annotated
 
+from pydantic import Field
 from pyiceberg.table import Table
 from pyiceberg.table.snapshots import Snapshot
 
+# a snapshot id is a Java long: a larger number names no snapshot and fits no SQL BIGINT (422,
+# not a driver error)
+MIN_SNAPSHOT_ID, MAX_SNAPSHOT_ID = -(2**63), 2**63 - 1
+SnapshotId = Annotated[int, Field(ge=MIN_SNAPSHOT_ID, le=MAX_SNAPSHOT_ID)]
 REQUEST_ID = "icebatch.request-id"
 # a group commit's REQUEST_ID is its own commit id: the requests it carries, comma-separated
 REQUEST_IDS = "icebatch.request-ids"

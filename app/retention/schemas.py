@@ -4,6 +4,7 @@ from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from app.lake.snapshots import SnapshotId
 from app.pagination import Page
 
 
@@ -53,8 +54,9 @@ class ConsumerCreate(BaseModel):
         pattern=r"^[A-Za-z0-9_.:-]+$",
         description="The consumer's name, unique per dataset",
     )
-    snapshot_id: int | None = Field(
-        default=None, description="The snapshot the next increment starts after (default: current)"
+    snapshot_id: SnapshotId | None = Field(
+        default=None,
+        description="The snapshot the next increment starts after (default: current)",
     )
 
 

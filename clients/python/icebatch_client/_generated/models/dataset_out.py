@@ -23,13 +23,13 @@ class DatasetOut:
     """
     Attributes:
         created_at (datetime.datetime):
-        current_snapshot_id (int | None):
+        current_snapshot_id (int | None): The snapshot reads see now (null until the first commit)
         id (str):
         identity_columns (list[str]):
         name (str):
         partition (list[DatasetOutPartitionItem]):
         schema (list[DatasetOutSchemaItem]):
-        sort_order (list[str]):
+        sort_order (list[str]): The table's sort order: columns, in order
         table (str): The Iceberg table, as Spark names it: catalog.org.name
         retention (DatasetOutRetention | Unset): Snapshot retention in force: {min_snapshots, max_snapshot_age_seconds,
             orphan_age_seconds} (PUT /v1/datasets/{id}/retention; defaults from the settings)

@@ -19,10 +19,10 @@ T = TypeVar("T", bound="ExportOut")
 class ExportOut:
     """
     Attributes:
-        from_snapshot_id (int | None):
+        from_snapshot_id (int | None): The resolved start, excluded
         job (JobOut):
         kind (ExportOutKind):
-        to_snapshot_id (int | None):
+        to_snapshot_id (int | None): The resolved end, included
     """
 
     from_snapshot_id: int | None

@@ -23,7 +23,7 @@ class KeyOut:
         last_used_at (datetime.datetime | None):
         name (None | str):
         org (str):
-        prefix (str):
+        prefix (str): The key's public part: `ib_<prefix>_…`
         revoked_at (datetime.datetime | None):
         scope (Scope): What a key may do; each scope includes the ones before it (read < write < admin).
     """

@@ -22,8 +22,9 @@ class SnapshotOut:
     """
     Attributes:
         committed_at (datetime.datetime):
-        icebatch (SnapshotOutIcebatch):
-        operation (str):
+        icebatch (SnapshotOutIcebatch): What committed it: Icebatch's summary keys (batch id, restatement, request id,
+            …)
+        operation (str): Iceberg's: append, overwrite, delete or replace
         parent_id (int | None):
         sequence_number (int | None):
         snapshot_id (int):

@@ -11,6 +11,8 @@ T = TypeVar("T", bound="SnapshotOutIcebatch")
 
 @_attrs_define
 class SnapshotOutIcebatch:
+    """What committed it: Icebatch's summary keys (batch id, restatement, request id, …)"""
+
     additional_properties: dict[str, str] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
