@@ -12,6 +12,7 @@ from app.cli.output import (
     AsJson,
     Column,
     Exit,
+    Quiet,
     ShowProgress,
     bars,
     client_errors,
@@ -54,10 +55,13 @@ NoWait = Annotated[
 ]
 
 
-def report(batch: Any, as_json: bool) -> None:
-    """A batch as fields (people) or JSON; a failed batch prints its row errors and exits 1."""
+def report(batch: Any, as_json: bool, quiet: bool = False) -> None:
+    """A batch as fields (people), JSON or its id alone; a failed batch prints its row errors
+    and exits 1."""
     data = plain(batch)
-    if as_json:
+    if quiet:
+        print(data["id"])
+    elif as_json:
         print_json(data)
     else:
         print_fields(data, FIELDS)
@@ -86,13 +90,14 @@ def upload(
     no_wait: NoWait = False,
     progress: ShowProgress = None,
     as_json: AsJson = False,
+    quiet: Quiet = False,
 ) -> None:
     """Upload files as one batch: open, stream each file, complete, wait for its snapshot.
 
     Exits 1 when the batch fails, after printing its row-level errors.
     """
     connection: Connection = ctx.obj
-    with client_errors(as_json), bars(progress_wanted(progress)) as shown:
+    with client_errors(as_json, quiet), bars(progress_wanted(progress)) as shown:
         batch = connection.client().upload_batch(
             dataset,
             [str(f) for f in files],
@@ -103,7 +108,7 @@ def upload(
             on_upload=shown.on_upload,
             on_progress=shown.on_progress,
         )
-    report(batch, as_json)
+    report(batch, as_json, quiet)
 
 
 @batches.command("list")

@@ -9,7 +9,16 @@ from typing import Annotated, Any
 import typer
 
 from app.cli.base import Connection
-from app.cli.output import AsJson, Column, client_errors, field, plain, print_fields, print_json
+from app.cli.output import (
+    AsJson,
+    Column,
+    Quiet,
+    client_errors,
+    field,
+    plain,
+    print_fields,
+    print_json,
+)
 from app.cli.output import print_table as table
 
 datasets = typer.Typer(help="Datasets: one Iceberg table each.", no_args_is_help=True)
@@ -61,6 +70,7 @@ def create(
         typer.Option(help="An identity column for GDPR deletes (repeat for more)."),
     ] = None,
     as_json: AsJson = False,
+    quiet: Quiet = False,
 ) -> None:
     """Create a dataset and its Iceberg table."""
     connection: Connection = ctx.obj
@@ -70,7 +80,9 @@ def create(
         created = connection.client().create_dataset(
             name, fields, partition=layout, identity_columns=identity or []
         )
-    if as_json:
+    if quiet:
+        print(plain(created)["id"])
+    elif as_json:
         print_json(created)
     else:
         print_fields(plain(created), ["id", "name", "table", "identity_columns", "created_at"])

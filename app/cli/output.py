@@ -30,6 +30,9 @@ stdout = Console(soft_wrap=True, width=None if sys.stdout.isatty() else 250)
 stderr = Console(stderr=True, width=None if sys.stderr.isatty() else 250)
 
 AsJson = Annotated[bool, typer.Option("--json", help="Print JSON (for scripts).")]
+Quiet = Annotated[
+    bool, typer.Option("--quiet", "-q", help="Print only the id (for scripts: X=$(icebatch …))")
+]
 ShowProgress = Annotated[
     bool | None,
     typer.Option(
@@ -219,7 +222,7 @@ def _code(status: int) -> Exit:
 
 
 @contextmanager
-def client_errors(as_json: bool = False) -> Iterator[None]:
+def client_errors(as_json: bool = False, quiet: bool = False) -> Iterator[None]:
     """SDK errors as one line on stderr and the exit code of `Exit` (no traceback); a failed
     batch also prints its row-level errors (or its JSON on stdout with `--json`)."""
     import httpx
@@ -229,7 +232,9 @@ def client_errors(as_json: bool = False) -> Iterator[None]:
         yield
     except BatchFailed as exc:
         batch = plain(exc.batch)
-        if as_json:
+        if quiet:
+            print(batch["id"])
+        elif as_json:
             print_json(batch)
         print_row_errors(batch)
         raise typer.Exit(Exit.FAILED) from None

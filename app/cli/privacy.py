@@ -11,6 +11,7 @@ from app.cli.base import Connection
 from app.cli.output import (
     AsJson,
     Exit,
+    Quiet,
     ShowProgress,
     bars,
     client_errors,
@@ -52,6 +53,7 @@ def delete(
     no_wait: Annotated[bool, typer.Option("--no-wait", help="Return once submitted.")] = False,
     progress: ShowProgress = None,
     as_json: AsJson = False,
+    quiet: Quiet = False,
 ) -> None:
     """Hide every row of these identities from every read (then a vacuum erases them).
 
@@ -64,7 +66,9 @@ def delete(
             dataset, column, identities, wait=not no_wait, on_progress=shown.on_progress
         )
     data = plain(job)
-    if as_json:
+    if quiet:
+        print(data["id"])
+    elif as_json:
         print_json(data)
     else:
         print_fields(

@@ -87,6 +87,9 @@ def test_the_walkthrough_with_the_cli(service: Service, tmp_path: Path) -> None:
     assert "upload day3.csv" in progressed.stderr
     third = json.loads(progressed.stdout)
     assert third["status"] == "success"
+    quiet = icebatch("batches", "upload", "events", "bad.csv", "-q", code=1).stdout
+    failed_ids = {b["id"] for b in icebatch.json("batches", "list", "--status", "failed")}
+    assert quiet.strip() in failed_ids
     reverted = icebatch.json("batches", "revert", third["id"])
     assert reverted["status"] == "reverted"
 
