@@ -58,9 +58,8 @@ def report(job: Any, as_json: bool) -> None:
     if as_json:
         print_json(data)
     else:
-        print_fields(data, FIELDS)
-        for key, value in (data.get("result") or {}).items():
-            print_fields({f"result.{key}": value}, [f"result.{key}"])
+        result = {f"result.{k}": v for k, v in (data.get("result") or {}).items()}
+        print_fields({**data, **result}, FIELDS + list(result))
     if data.get("state") == "failed":
         raise typer.Exit(Exit.FAILED)
 

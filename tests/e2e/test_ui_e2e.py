@@ -105,6 +105,10 @@ def test_the_ui_follows_batches_live(service: Service, browser: Browser, tmp_pat
 
     page.locator(f"#batch-{bad} a").click()
     expect(page.locator("#stage")).to_contain_text("failed")
+    details = page.locator("dl.fields")
+    expect(details).to_contain_text("bad.csv")
+    expect(details).to_contain_text("events")
+    expect(details).not_to_contain_text("[object")
     errors = page.locator("#errors-table tbody tr")
     expect(errors).to_have_count(1)
     expect(errors.first).to_contain_text("bad.csv")

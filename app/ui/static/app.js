@@ -34,7 +34,7 @@ function h(tag, attrs = {}, ...children) {
     else if (k.startsWith("on")) el.addEventListener(k.slice(2), v);
     else el.setAttribute(k, v === true ? "" : v);
   }
-  for (const child of children.flat()) {
+  for (const child of children.flat(Infinity)) {
     if (child === null || child === undefined || child === false) continue;
     el.append(child instanceof Node ? child : document.createTextNode(String(child)));
   }
@@ -198,7 +198,7 @@ function batchRow(b) {
     h("td", { class: "num" }, num(b.file_count)),
     h("td", { class: "num" }, num(b.row_count)),
     h("td", { class: "num" }, bytes(b.bytes)),
-    h("td", {}, when(b.created_at)),
+    h("td", { class: "nowrap" }, when(b.created_at)),
     h("td", { class: "num" }, duration(b.created_at, b.completed_at)),
     h("td", { class: "mono" }, b.snapshot_id ?? "–"));
 }
@@ -376,7 +376,7 @@ async function batchPage() {
           ["Replaces", batch.replay ? batch.replay.predecessors.map((p) => h("a", { href: `/ui/batches/${p}`, class: "mono" }, `${short(p)} `)) : "–"],
           ["Restated by", batch.restated_by || "–"],
           ["Files", (batch.files || []).map((f) => `${f.name} (${bytes(f.bytes)})`).join(", ") || "–"]]
-          .map(([k, v]) => [h("dt", {}, k), h("dd", {}, v)]))),
+          .flatMap(([k, v]) => [h("dt", {}, k), h("dd", {}, v)]))),
       errors.length ? h("section", { class: "card", id: "errors" },
         h("div", { class: "toolbar" }, h("h2", {}, `Row-level errors (${errors.length})`), h("span", { class: "spacer" }), download),
         h("table", { id: "errors-table" }, h("thead", {}, h("tr", {}, ["File", "Row", "Field", "Value", "Reason"].map((t) => h("th", {}, t)))),
@@ -406,7 +406,7 @@ function jobRow(j) {
   return h("tr", { id: `job-${j.id}`, "data-state": j.state },
     h("td", { class: "mono", title: j.id }, short(j.id)), h("td", {}, j.kind), h("td", {}, pill(j.state)),
     h("td", {}, j.stage), h("td", { class: "num" }, `${Math.round(100 * j.progress)}%`),
-    h("td", { class: "num" }, j.attempt), h("td", {}, when(j.created_at)),
+    h("td", { class: "num" }, j.attempt), h("td", { class: "nowrap" }, when(j.created_at)),
     h("td", { class: "num" }, j.duration_seconds === null ? "–" : `${j.duration_seconds.toFixed(1)} s`),
     h("td", { class: "error" }, j.error || ""));
 }
@@ -446,9 +446,10 @@ async function privacyPage() {
       [["Status", pill(job.status)], ["Identity column", job.column], ["Identities", num(job.value_count)],
         ["Tombstones written", num(job.tombstones_written)], ["Rows hidden", num(job.rows_hidden)],
         ["Submitted", when(job.created_at)], ["Complete", when(job.completed_at)], ["Erased", when(job.erased_at)]]
-        .map(([k, v]) => [h("dt", {}, k), h("dd", {}, v)]))),
+        .flatMap(([k, v]) => [h("dt", {}, k), h("dd", {}, v)]))),
     h("section", { class: "card" }, h("h2", {}, "Datasets"), h("table", { id: "privacy-datasets" },
-      h("thead", {}, h("tr", {}, ["Dataset", "Status", "Rows hidden", "Tombstones", "Snapshot"].map((t) => h("th", {}, t)))),
+      h("thead", {}, h("tr", {}, h("th", {}, "Dataset"), h("th", {}, "Status"), h("th", { class: "num" }, "Rows hidden"),
+        h("th", { class: "num" }, "Tombstones"), h("th", {}, "Snapshot"))),
       h("tbody", {}, job.datasets.map((d) => h("tr", {}, h("td", {}, h("a", { href: `/ui/datasets/${d.dataset_id}` }, short(d.dataset_id))),
         h("td", {}, pill(d.status)), h("td", { class: "num" }, num(d.rows_hidden)), h("td", { class: "num" }, num(d.tombstones_written)),
         h("td", { class: "mono" }, d.snapshot_id ?? "–")))))),
