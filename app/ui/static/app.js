@@ -441,7 +441,8 @@ async function privacyPage() {
   let job = (await api(path, { conditional: true })).data;
   const holder = h("div", {});
   const draw = () => holder.replaceChildren(
-    h("div", { class: "head" }, h("div", {}, h("h1", {}, "Privacy job"), h("p", { class: "mono muted" }, id))),
+    h("div", { class: "head" }, h("div", {}, h("div", { class: "crumbs" }, h("a", { href: "/ui/privacy" }, "Privacy jobs"), " / ", short(id)),
+      h("h1", {}, "Privacy job"), h("p", { class: "mono muted" }, id))),
     h("section", { class: "card" }, h("dl", { class: "fields" },
       [["Status", pill(job.status)], ["Identity column", job.column], ["Identities", num(job.value_count)],
         ["Tombstones written", num(job.tombstones_written)], ["Rows hidden", num(job.rows_hidden)],
@@ -467,8 +468,48 @@ async function privacyPage() {
   }, job.status === "complete" ? 10000 : POLL_MS);
 }
 
+function privacyRow(p) {
+  return h("tr", { id: `privacy-${p.id}`, "data-status": p.status },
+    h("td", { class: "mono", title: p.id }, h("a", { href: `/ui/privacy/${p.id}` }, short(p.id))),
+    h("td", {}, pill(p.status)), h("td", {}, p.column), h("td", { class: "num" }, num(p.value_count)),
+    h("td", { class: "num" }, num(p.datasets.length)), h("td", { class: "num" }, num(p.rows_hidden)),
+    h("td", { class: "num" }, num(p.tombstones_written)), h("td", {}, when(p.created_at)),
+    h("td", {}, p.receipt ? "erased " + when(p.erased_at) : "–"));
+}
+
+async function privacyJobsPage() {
+  const known = new Map((await all("/v1/privacy/jobs", 500)).map((p) => [p.id, p]));
+  const tbody = h("tbody", {});
+  const draw = () => {
+    const rows = [...known.values()].sort((a, b) => (a.created_at < b.created_at ? 1 : -1)).map(privacyRow);
+    tbody.replaceChildren(...(rows.length ? rows
+      : [h("tr", {}, h("td", { colspan: 9, class: "muted" }, "No privacy job yet: POST /v1/privacy/jobs (or icebatch privacy delete)."))]));
+  };
+  render(h("div", { class: "head" }, h("div", {}, h("h1", {}, "Privacy jobs"),
+      h("p", { class: "muted" }, "GDPR deletes: rows hidden at once, erased physically by vacuum and expiry"))),
+    h("section", { class: "card" }, h("table", { id: "privacy-jobs" }, h("thead", {}, h("tr", {},
+      ["Job", "Status", "Column"].map((t) => h("th", {}, t)),
+      ["Identities", "Datasets", "Rows hidden", "Tombstones"].map((t) => h("th", { class: "num" }, t)),
+      h("th", {}, "Submitted"), h("th", {}, "Erasure receipt"))), tbody)));
+  draw();
+  // in-flight jobs poll with If-None-Match; finished ones stay as they are
+  const timer = setInterval(async () => {
+    const moving = [...known.values()].filter((p) => ["submitted", "processing"].includes(p.status));
+    if (!moving.length) { clearInterval(timer); return; }
+    try {
+      let changed = false;
+      for (const p of moving) {
+        const next = await api(`/v1/privacy/jobs/${p.id}`, { conditional: true });
+        if (next.changed) { known.set(p.id, next.data); changed = true; }
+      }
+      if (changed) draw();
+    } catch (error) { failure(error); }
+  }, POLL_MS);
+}
+
 // -- start -------------------------------------------------------------------------------
-const pages = { datasets: datasetsPage, dataset: datasetPage, batch: batchPage, jobs: jobsPage, privacy: privacyPage };
+const pages = { datasets: datasetsPage, dataset: datasetPage, batch: batchPage, jobs: jobsPage,
+  privacy: privacyPage, "privacy-jobs": privacyJobsPage };
 const name = body.dataset.page;
 if (name === "login") {
   loginPage();
