@@ -151,7 +151,7 @@ def test_every_route_is_walked_or_exempt() -> None:
     assert found - set(WALKS) - EXEMPT == set(), "add the new route to WALKS (or EXEMPT)"
     assert set(WALKS) | EXEMPT <= found, "WALKS names a route the app no longer has"
     for method, path in found:
-        # an exempt route names no object, except the UI's shells (no data: tested in tests/app/ui)
+        # an exempt route names no object, except the UI's shells (no data: tests/app/test_ui.py)
         assert ("_id}" not in path) or (method, path) not in EXEMPT or path.startswith("/ui/")
         assert method not in MUTATING or (method, path) not in EXEMPT
     # every path id is aimed at another org's object
