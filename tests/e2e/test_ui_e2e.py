@@ -14,7 +14,7 @@ from playwright.sync_api import Browser, Page, expect, sync_playwright
 
 from tests.fixtures.batches import csv_rows
 from tests.fixtures.datasets import EVENTS
-from tests.fixtures.e2e import finished, upload_batch
+from tests.fixtures.e2e import finished, gdpr, upload_batch
 from tests.fixtures.service import Service, new_org
 
 pytestmark = [pytest.mark.e2e, pytest.mark.spark]
@@ -98,9 +98,32 @@ def test_the_ui_follows_batches_live(service: Service, browser: Browser, tmp_pat
     expect(page.locator(f"#batch-{first}")).to_have_attribute(
         "data-status", "reverted", timeout=60_000
     )
+
+    # a GDPR delete through the API: the Privacy page follows it live to complete, and its page
+    # says what it hid and that the erasure is still to come
+    privacy_id, restated = gdpr(api, dataset["id"], ["u3"])
+    page.click("header nav >> text=Privacy")
+    expect(page).to_have_url(f"{service.url}/ui/privacy")
+    job_row = page.locator(f"#privacy-{privacy_id}")
+    expect(job_row.locator("td").nth(2)).to_have_text("user_id")
+    expect(job_row).to_have_attribute("data-status", "complete", timeout=120_000)
+    expect(job_row.locator(".pill")).to_have_text("complete")
+    expect(job_row.locator("td").nth(5)).to_have_text("1")  # rows hidden: u3's one row
+    job_row.locator("a").click()
+    expect(page.locator("#privacy-datasets tbody tr")).to_have_count(1)
+    expect(page.locator("#privacy-datasets tbody tr .pill")).to_have_text("complete")
+    expect(page.locator("#receipt")).to_contain_text("Not erased yet")
+
+    # the jobs: the failed ingest and the GDPR restatement, each with its state and stage
+    page.click("header nav >> text=Jobs")
+    bad_job = api.get(f"/v1/batches/{bad}").json()["job_id"]
+    expect(page.locator(f"#job-{bad_job}")).to_have_attribute("data-state", "failed")
+    expect(page.locator(f"#job-{restated.job_id}")).to_have_attribute("data-state", "succeeded")
+    expect(page.locator(f"#job-{restated.job_id} .pill")).to_have_text("succeeded")
+
     screenshot = os.environ.get("ICEBATCH_UI_SCREENSHOT") or str(tmp_path / "dataset.png")
-    page.reload()
-    expect(page.locator("#timeline li")).to_have_count(3)  # two ingests, a revert
+    page.goto(f"{service.url}/ui/datasets/{dataset['id']}")
+    expect(page.locator("#timeline li")).to_have_count(4)  # two ingests, a revert, a GDPR delete
     page.screenshot(path=screenshot, full_page=True)
 
     page.locator(f"#batch-{bad} a").click()

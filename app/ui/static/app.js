@@ -237,8 +237,15 @@ function stepChart(points, label) {
   svg.append(s("path", { class: "line", d }));
   svg.append(s("line", { class: "axis", x1: pad, y1: hgt - 24, x2: w, y2: hgt - 24 }));
   svg.append(s("text", { x: 2, y: 14 }, num(max)));
-  svg.append(s("text", { x: pad, y: hgt - 8 }, new Date(t0).toLocaleDateString("en-GB")));
-  svg.append(s("text", { x: w - 80, y: hgt - 8 }, new Date(t1).toLocaleDateString("en-GB")));
+  // within a day and a half the axis tells times, beyond it dates
+  const brief = t1 - t0 < 36 * 3600 * 1000;
+  const tick = (t) => (brief ? new Date(t).toLocaleTimeString("en-GB") : new Date(t).toLocaleDateString("en-GB"));
+  svg.append(s("text", { x: pad, y: hgt - 8 }, tick(t0)));
+  svg.append(s("text", { x: w - 8, y: hgt - 8, "text-anchor": "end" }, tick(t1)));
+  for (const p of points) {
+    svg.append(s("circle", { class: "dot", cx: x(p.t), cy: y(p.value), r: 3.5 },
+      s("title", {}, `${when(p.t)}: ${num(p.value)} active`)));
+  }
   return svg;
 }
 
