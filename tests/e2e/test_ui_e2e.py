@@ -5,6 +5,7 @@ batch's errors and their download, a wrong key, another org's batch."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -148,3 +149,25 @@ def test_the_ui_follows_batches_live(service: Service, browser: Browser, tmp_pat
     other.goto(f"{service.url}/ui/batches/{bad}")
     expect(other.locator("#not-found")).to_contain_text("does not exist in your organization")
     assert "seven" not in other.content()
+
+    # a batch page follows its ingest live: the stage moves while it runs, then success at 100%
+    watched = upload_batch(api, dataset["id"], "csv", {"c.csv": csv_rows([(4, "u4")])})
+    page.goto(f"{service.url}/ui/batches/{watched}")
+    page.evaluate("window.__notReloaded = true")
+    expect(page.locator("#stage")).to_contain_text("running: ", timeout=60_000)
+    expect(page.locator("#progress")).not_to_have_class(re.compile(r"\b(done|failed)\b"))
+    expect(page.locator("#stage")).to_have_text("success · 100%", timeout=120_000)
+    expect(page.locator("#progress")).to_have_class("progress done")
+    expect(page.locator("#progress")).to_have_attribute("aria-valuenow", "100")
+    assert page.evaluate("window.__notReloaded") is True
+
+    # a key revoked while its page is open: back to sign in, with the API's reason
+    made = api.post("/v1/keys", json={"scope": "read"}).json()
+    revoked = browser.new_page()
+    sign_in(revoked, service.url, made["key"])
+    revoked.goto(f"{service.url}/ui/jobs")
+    expect(revoked.locator(f"#job-{bad_job}")).to_have_attribute("data-state", "failed")
+    assert api.delete(f"/v1/keys/{made['id']}").json()["revoked_at"] is not None
+    expect(revoked).to_have_url(re.compile(r"/ui/login\?next=%2Fui%2Fjobs"), timeout=30_000)
+    expect(revoked.locator("#login-error")).to_contain_text("this API key was revoked at")
+    assert revoked.evaluate("sessionStorage.getItem('icebatch.key')") is None

@@ -406,7 +406,7 @@ async function batchPage() {
       }
       if (moved) draw();
     } catch (error) { failure(error); }
-  }, POLL_MS / 2);
+  }, POLL_MS);
 }
 
 function jobRow(j) {
