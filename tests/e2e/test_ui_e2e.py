@@ -147,6 +147,11 @@ def test_a_failed_batch_shows_its_row_errors_and_their_download(lake: Lake, page
     page.locator(f"#batch-{bad} a").click()
     expect(page.locator("#stage")).to_contain_text("failed")
     expect(page.locator("#progress")).to_have_class("progress failed")
+    details = page.locator("dl.fields")
+    expect(details).to_contain_text("bad.csv (95 B)")
+    expect(details).to_contain_text("Rows2")  # <dt>Rows</dt><dd>2</dd>
+    expect(page.locator("#main")).not_to_contain_text("[object")
+    expect(page.locator("#main")).not_to_contain_text("null")
     errors = page.locator("#errors-table tbody tr")
     expect(errors).to_have_count(1)
     expect(errors.first).to_contain_text("bad.csv")
@@ -175,6 +180,9 @@ def test_privacy_and_jobs_pages_follow_a_gdpr_delete(lake: Lake, page: Page) -> 
     job_row.locator("a").click()
     expect(page.locator("#privacy-datasets tbody tr")).to_have_count(1)
     expect(page.locator("#privacy-datasets tbody tr .pill")).to_have_text("complete")
+    expect(page.locator("dl.fields")).to_contain_text("Identity columnuser_id")
+    expect(page.locator("dl.fields")).to_contain_text("Rows hidden1")
+    expect(page.locator("#main")).not_to_contain_text("[object")
     expect(page.locator("#receipt")).to_contain_text("Not erased yet")
 
     # the jobs: the first ingest and the GDPR restatement, each with its state and stage
@@ -222,6 +230,8 @@ def test_a_batch_page_follows_its_ingest_live(lake: Lake, page: Page) -> None:
     page.evaluate("window.__notReloaded = true")
     expect(page.locator("#stage")).to_contain_text("running: ", timeout=60_000)
     expect(page.locator("#progress")).not_to_have_class(re.compile(r"\b(done|failed)\b"))
+    expect(page.locator("dl.fields")).to_contain_text("c.csv")
+    expect(page.locator("#main")).not_to_contain_text("null")
     expect(page.locator("#stage")).to_have_text("success · 100%", timeout=120_000)
     expect(page.locator("#progress")).to_have_class("progress done")
     expect(page.locator("#progress")).to_have_attribute("aria-valuenow", "100")

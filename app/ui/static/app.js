@@ -34,7 +34,7 @@ function h(tag, attrs = {}, ...children) {
     else if (k.startsWith("on")) el.addEventListener(k.slice(2), v);
     else el.setAttribute(k, v === true ? "" : v);
   }
-  for (const child of children.flat()) {
+  for (const child of children.flat(Infinity)) { // nested lists too (a <dl>'s [dt, dd] pairs)
     if (child === null || child === undefined || child === false) continue;
     el.append(child instanceof Node ? child : document.createTextNode(String(child)));
   }
@@ -65,7 +65,9 @@ function duration(start, end) {
   if (secs < 3600) return `${Math.floor(secs / 60)} min ${Math.round(secs % 60)} s`;
   return `${(secs / 3600).toFixed(1)} h`;
 }
-function render(...nodes) { main.replaceChildren(...nodes); }
+// fill `parent` with `nodes`, skipping the null/false of optional parts (never the text "null")
+function fill(parent, ...nodes) { parent.replaceChildren(...nodes.flat(Infinity).filter((n) => n !== null && n !== undefined && n !== false)); }
+function render(...nodes) { fill(main, ...nodes); }
 function notice(text) {
   const el = document.getElementById("notice");
   el.textContent = text;
@@ -364,7 +366,7 @@ async function batchPage() {
       const link = h("a", { href: URL.createObjectURL(new Blob([errorsCsv(errors)], { type: "text/csv" })), download: `batch-${id}-errors.csv` });
       link.click();
     } }, "Download errors (CSV)");
-    holder.replaceChildren(
+    fill(holder,
       h("div", { class: "crumbs" }, h("a", { href: "/ui/datasets" }, "Datasets"), " / ",
         h("a", { href: `/ui/datasets/${dataset.id}` }, dataset.name), " / batch"),
       h("div", { class: "head" }, h("div", {}, h("h1", { class: "mono" }, id),
@@ -447,7 +449,7 @@ async function privacyPage() {
   const path = `/v1/privacy/jobs/${id}`;
   let job = (await api(path, { conditional: true })).data;
   const holder = h("div", {});
-  const draw = () => holder.replaceChildren(
+  const draw = () => fill(holder,
     h("div", { class: "head" }, h("div", {}, h("div", { class: "crumbs" }, h("a", { href: "/ui/privacy" }, "Privacy jobs"), " / ", short(id)),
       h("h1", {}, "Privacy job"), h("p", { class: "mono muted" }, id))),
     h("section", { class: "card" }, h("dl", { class: "fields" },
@@ -456,7 +458,8 @@ async function privacyPage() {
         ["Submitted", when(job.created_at)], ["Complete", when(job.completed_at)], ["Erased", when(job.erased_at)]]
         .map(([k, v]) => [h("dt", {}, k), h("dd", {}, v)]))),
     h("section", { class: "card" }, h("h2", {}, "Datasets"), h("table", { id: "privacy-datasets" },
-      h("thead", {}, h("tr", {}, ["Dataset", "Status", "Rows hidden", "Tombstones", "Snapshot"].map((t) => h("th", {}, t)))),
+      h("thead", {}, h("tr", {}, ["Dataset", "Status"].map((t) => h("th", {}, t)),
+        ["Rows hidden", "Tombstones"].map((t) => h("th", { class: "num" }, t)), h("th", {}, "Snapshot"))),
       h("tbody", {}, job.datasets.map((d) => h("tr", {}, h("td", {}, h("a", { href: `/ui/datasets/${d.dataset_id}` }, short(d.dataset_id))),
         h("td", {}, pill(d.status)), h("td", { class: "num" }, num(d.rows_hidden)), h("td", { class: "num" }, num(d.tombstones_written)),
         h("td", { class: "mono" }, d.snapshot_id ?? "–")))))),
