@@ -12,9 +12,9 @@ from app.deps import DatasetTable
 from app.idempotency import Idempotent
 from app.models import Scope
 from app.openapi import problems
-from app.pagination import PageRequest, paging
+from app.pagination import PageRequest, Paging, paging
 from app.restatements import service
-from app.restatements.schemas import PrivacyJobCreate, PrivacyJobOut, TombstoneList
+from app.restatements.schemas import PrivacyJobCreate, PrivacyJobList, PrivacyJobOut, TombstoneList
 
 privacy_router = APIRouter(prefix="/v1/privacy/jobs", tags=["privacy"])
 tombstones_router = APIRouter(prefix="/v1/datasets", tags=["restatements"])
@@ -45,6 +45,17 @@ def privacy_jobs_create(
         return 202, service.privacy_job_out(session, job)
 
     return idempotent.run(body, run)
+
+
+@privacy_router.get("", response_model=PrivacyJobList)
+def privacy_jobs_list(org: Org, session: DbSession, paging: Paging) -> PrivacyJobList:
+    """List your organization's privacy jobs with their status, newest first.
+
+    Each item is what `GET /v1/privacy/jobs/{job_id}` answers (status per dataset, and the
+    erasure receipt once erased); a page at a time (`cursor`, `Link`).
+    """
+    page = service.list_privacy_jobs(session, org, paging.offset, paging.limit)
+    return paging.respond(page)
 
 
 @privacy_router.get(

@@ -44,6 +44,13 @@ def get_privacy_job(session: Session, org: str, privacy_job_id: str) -> PrivacyJ
     return job
 
 
+def privacy_jobs_page(session: Session, org: str, offset: int, limit: int) -> Sequence[PrivacyJob]:
+    """The organization's privacy jobs at `offset`, newest first."""
+    query = select(PrivacyJob).where(PrivacyJob.org == org)
+    query = query.order_by(PrivacyJob.created_at.desc(), PrivacyJob.id)
+    return session.scalars(query.offset(offset).limit(limit)).all()
+
+
 def by_privacy_job(session: Session, privacy_job_id: str) -> list[Restatement]:
     """The privacy job's restatements (one per dataset), oldest first."""
     query = select(Restatement).where(Restatement.privacy_job_id == privacy_job_id)

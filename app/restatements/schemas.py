@@ -67,6 +67,10 @@ class PrivacyJobOut(BaseModel):
     )
 
 
+class PrivacyJobList(Page):
+    items: list[PrivacyJobOut]
+
+
 class TombstoneOut(BaseModel):
     namespace: str = Field(description="The column the tombstone matches")
     namespace_field_id: int

@@ -35,6 +35,7 @@ from app.restatements import repository
 from app.restatements.schemas import (
     MAX_GDPR_VALUES,
     PrivacyDatasetStatus,
+    PrivacyJobList,
     PrivacyJobOut,
     TombstoneList,
     TombstoneOut,
@@ -278,6 +279,15 @@ def privacy_job_out(session: Session, job: PrivacyJob) -> PrivacyJobOut:
 def privacy_job_status(session: Session, org: str, privacy_job_id: str) -> PrivacyJobOut:
     """The status of one of the organization's privacy jobs (404 when it has none such)."""
     return privacy_job_out(session, repository.get_privacy_job(session, org, privacy_job_id))
+
+
+def list_privacy_jobs(session: Session, org: str, offset: int, limit: int) -> PrivacyJobList:
+    """A page of the organization's privacy jobs with their status, newest first."""
+    rows = repository.privacy_jobs_page(session, org, offset, limit + 1)
+    return PrivacyJobList(
+        items=[privacy_job_out(session, job) for job in rows[:limit]],
+        next=next_cursor(offset, limit, len(rows) > limit),
+    )
 
 
 def list_tombstones(

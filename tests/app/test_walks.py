@@ -108,6 +108,7 @@ WALKS: dict[tuple[str, str], Walk] = {
         ),
         True,
     ),
+    ("GET", "/v1/privacy/jobs"): Walk("read", at("/v1/privacy/jobs"), False),
     ("GET", "/v1/privacy/jobs/{job_id}"): Walk(
         "read", at("/v1/privacy/jobs/{o.privacy_job}"), True
     ),
@@ -128,6 +129,7 @@ EXEMPT |= {
         "/ui/datasets/{dataset_id}",
         "/ui/batches/{batch_id}",
         "/ui/jobs",
+        "/ui/privacy",
         "/ui/privacy/{job_id}",
     )
 }
@@ -149,7 +151,7 @@ def test_every_route_is_walked_or_exempt() -> None:
     assert found - set(WALKS) - EXEMPT == set(), "add the new route to WALKS (or EXEMPT)"
     assert set(WALKS) | EXEMPT <= found, "WALKS names a route the app no longer has"
     for method, path in found:
-        # an exempt route names no object, except the UI's shells (no data: tested in tests/app/ui)
+        # an exempt route names no object, except the UI's shells (no data: tests/app/test_ui.py)
         assert ("_id}" not in path) or (method, path) not in EXEMPT or path.startswith("/ui/")
         assert method not in MUTATING or (method, path) not in EXEMPT
     # every path id is aimed at another org's object
@@ -202,6 +204,7 @@ def test_another_orgs_key_gets_404_on_every_id(client_for: ClientFactory) -> Non
     assert keys[objects.key]["revoked_at"] is None
     assert a.get(f"/v1/datasets/{objects.dataset}/retention").json()["min_snapshots"] != 3
     assert len(a.get("/v1/jobs").json()["items"]) == 1  # the privacy job's only
+    assert [p["id"] for p in a.get("/v1/privacy/jobs").json()["items"]] == [objects.privacy_job]
 
 
 @pytest.mark.parametrize("scope", ["read", "write"])

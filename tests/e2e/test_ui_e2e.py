@@ -1,21 +1,28 @@
 """The batch status web UI in a real headless Chromium (Debian's, driven by Playwright) against
 `icebatch up`: sign in, watch an ingest go processing → success without reloading, a failed
-batch's errors and their download, a wrong key, another org's batch."""
+batch's errors and their download, privacy jobs and jobs, another org's batch, a revoked key.
+
+One installation serves the whole module (its tests run in file order and build on what the ones
+before made: the screenshot test shows them all); each test has a fresh browser tab.
+"""
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
+import httpx
 import pytest
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 
 from tests.fixtures.batches import csv_rows
 from tests.fixtures.datasets import EVENTS
-from tests.fixtures.e2e import finished, upload_batch
-from tests.fixtures.service import Service, new_org
+from tests.fixtures.e2e import finished, gdpr, upload_batch
+from tests.fixtures.service import Service, embedded_env, new_org
 
 pytestmark = [pytest.mark.e2e, pytest.mark.spark]
 CHROMIUM = shutil.which("chromium")
@@ -25,7 +32,42 @@ BAD = (
 )
 
 
-@pytest.fixture
+@dataclass
+class Lake:
+    """The module's installation: org A's key, client, dataset and first batch; B's key."""
+
+    service: Service
+    key: str
+    other_key: str
+    api: httpx.Client
+    dataset: str
+    first: str
+
+    @property
+    def url(self) -> str:
+        return self.service.url
+
+
+@pytest.fixture(scope="module")
+def lake(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lake]:
+    env = embedded_env()
+    # every ingest stays 'processing' a few seconds: long enough to watch (a warm Spark is fast)
+    env["ICEBATCH_FAILPOINTS"] = "ingest-spark=6"
+    service = Service(env, tmp_path_factory.mktemp("ui"))
+    try:
+        org = new_org()
+        key, other_key = service.create_key(org), service.create_key(new_org())
+        service.start_up()
+        api = service.client(key)
+        dataset = api.post("/v1/datasets", json=EVENTS).json()["id"]
+        first = upload_batch(api, dataset, "csv", {"a.csv": csv_rows([(1, "u1"), (2, "u2")])})
+        assert finished(api, first)["status"] == "success"
+        yield Lake(service, key, other_key, api, dataset, first)
+    finally:
+        service.stop()
+
+
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
     if CHROMIUM is None:
         pytest.fail("Debian's chromium is missing: run scripts/setup.sh")
@@ -35,80 +77,81 @@ def browser() -> Iterator[Browser]:
         launched.close()
 
 
+@pytest.fixture
+def page(browser: Browser) -> Iterator[Page]:
+    """A fresh tab (its own sessionStorage: signed out)."""
+    context = browser.new_context(viewport={"width": 1360, "height": 1000}, accept_downloads=True)
+    yield context.new_page()
+    context.close()
+
+
 def sign_in(page: Page, url: str, key: str) -> None:
     page.goto(f"{url}/ui/login")
     page.fill("#api-key", key)
     page.click("button[type=submit]")
 
 
-@pytest.mark.parametrize("service", ["embedded"], indirect=True)
-def test_the_ui_follows_batches_live(service: Service, browser: Browser, tmp_path: Path) -> None:
-    # every ingest stays 'processing' a few seconds: long enough to watch (a warm Spark is fast)
-    service.env["ICEBATCH_FAILPOINTS"] = "ingest-spark=6"
-    org = new_org()
-    key, other_key = service.create_key(org), service.create_key(new_org())
-    service.start_up()
-    api = service.client(key)
-    dataset = api.post("/v1/datasets", json=EVENTS).json()
-    first = upload_batch(api, dataset["id"], "csv", {"a.csv": csv_rows([(1, "u1"), (2, "u2")])})
-    assert finished(api, first)["status"] == "success"
+def signed_in(page: Page, lake: Lake, key: str | None = None) -> None:
+    sign_in(page, lake.url, key or lake.key)
+    expect(page).to_have_url(f"{lake.url}/ui/datasets")
 
-    page = browser.new_page(viewport={"width": 1360, "height": 1000}, accept_downloads=True)
+
+def test_sign_in_needs_a_known_key(lake: Lake, page: Page) -> None:
     # no key yet: the login page; a wrong key: a clear message, still signed out
-    page.goto(f"{service.url}/ui/datasets")
-    expect(page).to_have_url(f"{service.url}/ui/login?next=%2Fui%2Fdatasets")
-    sign_in(page, service.url, "ib_0123456789ab_wrong")
+    page.goto(f"{lake.url}/ui/datasets")
+    expect(page).to_have_url(f"{lake.url}/ui/login?next=%2Fui%2Fdatasets")
+    sign_in(page, lake.url, "ib_0123456789ab_wrong")
     expect(page.locator("#login-error")).to_have_text("this API key is unknown")
-    expect(page).to_have_url(f"{service.url}/ui/login")
+    expect(page).to_have_url(f"{lake.url}/ui/login")
 
-    sign_in(page, service.url, key)
-    expect(page).to_have_url(f"{service.url}/ui/datasets")
-    row = page.locator(f'tr[data-dataset="{dataset["id"]}"]')
+    signed_in(page, lake)
+    row = page.locator(f'tr[data-dataset="{lake.dataset}"]')
     expect(row).to_contain_text("events")
     expect(row).to_contain_text("success 1")
-    assert page.evaluate("sessionStorage.getItem('icebatch.key')") == key
-    assert key not in page.context.cookies().__repr__()  # the key is never a cookie
+    assert page.evaluate("sessionStorage.getItem('icebatch.key')") == lake.key
+    assert lake.key not in repr(page.context.cookies())  # the key is never a cookie
 
-    row.locator("a").click()
+
+def test_an_ingest_goes_processing_then_success_without_a_reload(lake: Lake, page: Page) -> None:
+    signed_in(page, lake)
+    page.locator(f'tr[data-dataset="{lake.dataset}"] a').click()
     expect(page.locator("#dataset-name")).to_have_text("events")
-    expect(page.locator(f"#batch-{first} .pill")).to_have_text("success")
+    expect(page.locator(f"#batch-{lake.first} .pill")).to_have_text("success")
     expect(page.locator("#legend .pill")).to_have_count(8)
     page.evaluate("window.__notReloaded = true")
 
     # an ingest started through the API appears and goes processing → success, live
-    started = upload_batch(api, dataset["id"], "csv", {"b.csv": csv_rows([(3, "u3")])})
+    started = upload_batch(lake.api, lake.dataset, "csv", {"b.csv": csv_rows([(3, "u3")])})
     live = page.locator(f"#batch-{started}")
     expect(live).to_have_attribute("data-status", "processing", timeout=60_000)
     expect(live.locator(".pill")).to_have_class("pill processing status-processing")
     expect(live).to_have_attribute("data-status", "success", timeout=120_000)
+    expect(live.locator(".pill")).to_have_class("pill success status-success")
     expect(live.locator("td").nth(3)).to_have_text("1")  # its rows
     assert page.evaluate("window.__notReloaded") is True
+    # filter by status, search by id
     page.select_option("#status-filter", "success")
     expect(page.locator("#batches tbody tr")).to_have_count(2)
     page.fill("#batch-search", started[:8])
     expect(page.locator("#batches tbody tr")).to_have_count(1)
-    page.select_option("#status-filter", "")
-    page.fill("#batch-search", "")
+    page.select_option("#status-filter", "failed")
+    expect(page.locator("#batches tbody tr")).to_have_text("No batch matches.")
 
-    # a failed batch: its row-level errors, and their download
-    bad = upload_batch(api, dataset["id"], "csv", {"bad.csv": BAD})
-    assert finished(api, bad)["status"] == "failed"
-    expect(page.locator(f"#batch-{bad}")).to_have_attribute("data-status", "failed", timeout=30_000)
-    api.post(f"/v1/batches/{first}/revert")
-    expect(page.locator(f"#batch-{first}")).to_have_attribute(
-        "data-status", "reverted", timeout=60_000
-    )
-    screenshot = os.environ.get("ICEBATCH_UI_SCREENSHOT") or str(tmp_path / "dataset.png")
-    page.reload()
-    expect(page.locator("#timeline li")).to_have_count(3)  # two ingests, a revert
-    page.screenshot(path=screenshot, full_page=True)
 
+def test_a_failed_batch_shows_its_row_errors_and_their_download(lake: Lake, page: Page) -> None:
+    bad = upload_batch(lake.api, lake.dataset, "csv", {"bad.csv": BAD})
+    assert finished(lake.api, bad)["status"] == "failed"
+    signed_in(page, lake)
+    page.goto(f"{lake.url}/ui/datasets/{lake.dataset}")
+    expect(page.locator(f"#batch-{bad} .pill")).to_have_class("pill failed status-failed")
     page.locator(f"#batch-{bad} a").click()
     expect(page.locator("#stage")).to_contain_text("failed")
+    expect(page.locator("#progress")).to_have_class("progress failed")
     details = page.locator("dl.fields")
-    expect(details).to_contain_text("bad.csv")
-    expect(details).to_contain_text("events")
-    expect(details).not_to_contain_text("[object")
+    expect(details).to_contain_text("bad.csv (95 B)")
+    expect(details).to_contain_text("Rows2")  # <dt>Rows</dt><dd>2</dd>
+    expect(page.locator("#main")).not_to_contain_text("[object")
+    expect(page.locator("#main")).not_to_contain_text("null")
     errors = page.locator("#errors-table tbody tr")
     expect(errors).to_have_count(1)
     expect(errors.first).to_contain_text("bad.csv")
@@ -121,11 +164,88 @@ def test_the_ui_follows_batches_live(service: Service, browser: Browser, tmp_pat
     assert '"bad.csv"' in saved
     assert '"seven"' in saved
 
-    # another org's key: A's batch is not found; A's data never shows
-    other = browser.new_page()
-    sign_in(other, service.url, other_key)
-    expect(other).to_have_url(f"{service.url}/ui/datasets")
-    expect(other.locator("#datasets tbody")).to_contain_text("No dataset yet")
-    other.goto(f"{service.url}/ui/batches/{bad}")
-    expect(other.locator("#not-found")).to_contain_text("does not exist in your organization")
-    assert "seven" not in other.content()
+
+def test_privacy_and_jobs_pages_follow_a_gdpr_delete(lake: Lake, page: Page) -> None:
+    # a GDPR delete through the API: the Privacy page follows it live to complete, and its page
+    # says what it hid and that the erasure is still to come
+    privacy_id, restated = gdpr(lake.api, lake.dataset, ["u1"])
+    signed_in(page, lake)
+    page.click("header nav >> text=Privacy")
+    expect(page).to_have_url(f"{lake.url}/ui/privacy")
+    job_row = page.locator(f"#privacy-{privacy_id}")
+    expect(job_row.locator("td").nth(2)).to_have_text("user_id")
+    expect(job_row).to_have_attribute("data-status", "complete", timeout=120_000)
+    expect(job_row.locator(".pill")).to_have_text("complete")
+    expect(job_row.locator("td").nth(5)).to_have_text("1")  # rows hidden: u1's one row
+    job_row.locator("a").click()
+    expect(page.locator("#privacy-datasets tbody tr")).to_have_count(1)
+    expect(page.locator("#privacy-datasets tbody tr .pill")).to_have_text("complete")
+    expect(page.locator("dl.fields")).to_contain_text("Identity columnuser_id")
+    expect(page.locator("dl.fields")).to_contain_text("Rows hidden1")
+    expect(page.locator("#main")).not_to_contain_text("[object")
+    expect(page.locator("#receipt")).to_contain_text("Not erased yet")
+
+    # the jobs: the first ingest and the GDPR restatement, each with its state and stage
+    page.click("header nav >> text=Jobs")
+    first_job = lake.api.get(f"/v1/batches/{lake.first}").json()["job_id"]
+    expect(page.locator(f"#job-{first_job}")).to_have_attribute("data-state", "succeeded")
+    expect(page.locator(f"#job-{first_job} td").nth(1)).to_have_text("ingest")
+    expect(page.locator(f"#job-{restated.job_id}")).to_have_attribute("data-state", "succeeded")
+    expect(page.locator(f"#job-{restated.job_id} .pill")).to_have_text("succeeded")
+
+
+def test_the_dataset_page_shows_the_timeline_and_makes_the_screenshot(
+    lake: Lake, page: Page, tmp_path: Path
+) -> None:
+    assert lake.api.post(f"/v1/batches/{lake.first}/revert").status_code == 202
+    signed_in(page, lake)
+    page.goto(f"{lake.url}/ui/datasets/{lake.dataset}")
+    expect(page.locator(f"#batch-{lake.first}")).to_have_attribute(
+        "data-status", "reverted", timeout=60_000
+    )
+    page.reload()  # the timeline and charts are drawn once per load
+    snapshots = lake.api.get(f"/v1/datasets/{lake.dataset}/snapshots").json()["items"]
+    timeline = page.locator("#timeline li")
+    expect(timeline).to_have_count(len(snapshots))
+    expect(timeline.first.locator(".op")).to_have_text("revert")
+    expect(timeline.last.locator(".op")).to_have_text("ingest")
+    expect(timeline.last).to_contain_text(f"batch {lake.first[:8]}")
+    screenshot = os.environ.get("ICEBATCH_UI_SCREENSHOT") or str(tmp_path / "dataset.png")
+    page.screenshot(path=screenshot, full_page=True)
+
+
+def test_another_orgs_batch_is_not_found(lake: Lake, page: Page) -> None:
+    signed_in(page, lake, lake.other_key)
+    expect(page.locator("#datasets tbody")).to_contain_text("No dataset yet")
+    page.goto(f"{lake.url}/ui/batches/{lake.first}")
+    expect(page.locator("#not-found")).to_contain_text("does not exist in your organization")
+    assert "a.csv" not in page.content()
+
+
+def test_a_batch_page_follows_its_ingest_live(lake: Lake, page: Page) -> None:
+    # the stage moves while it runs, then success at 100%, without a reload
+    watched = upload_batch(lake.api, lake.dataset, "csv", {"c.csv": csv_rows([(4, "u4")])})
+    signed_in(page, lake)
+    page.goto(f"{lake.url}/ui/batches/{watched}")
+    page.evaluate("window.__notReloaded = true")
+    expect(page.locator("#stage")).to_contain_text("running: ", timeout=60_000)
+    expect(page.locator("#progress")).not_to_have_class(re.compile(r"\b(done|failed)\b"))
+    expect(page.locator("dl.fields")).to_contain_text("c.csv")
+    expect(page.locator("#main")).not_to_contain_text("null")
+    expect(page.locator("#stage")).to_have_text("success · 100%", timeout=120_000)
+    expect(page.locator("#progress")).to_have_class("progress done")
+    expect(page.locator("#progress")).to_have_attribute("aria-valuenow", "100")
+    assert page.evaluate("window.__notReloaded") is True
+
+
+def test_a_revoked_key_goes_back_to_sign_in(lake: Lake, page: Page) -> None:
+    # a key revoked while its page polls: back to sign in, with the API's reason
+    made = lake.api.post("/v1/keys", json={"scope": "read"}).json()
+    signed_in(page, lake, made["key"])
+    page.goto(f"{lake.url}/ui/jobs")
+    first_job = lake.api.get(f"/v1/batches/{lake.first}").json()["job_id"]
+    expect(page.locator(f"#job-{first_job}")).to_have_attribute("data-state", "succeeded")
+    assert lake.api.delete(f"/v1/keys/{made['id']}").json()["revoked_at"] is not None
+    expect(page).to_have_url(re.compile(r"/ui/login\?next=%2Fui%2Fjobs"), timeout=30_000)
+    expect(page.locator("#login-error")).to_contain_text("this API key was revoked at")
+    assert page.evaluate("sessionStorage.getItem('icebatch.key')") is None

@@ -34,7 +34,7 @@ function h(tag, attrs = {}, ...children) {
     else if (k.startsWith("on")) el.addEventListener(k.slice(2), v);
     else el.setAttribute(k, v === true ? "" : v);
   }
-  for (const child of children.flat(Infinity)) {
+  for (const child of children.flat(Infinity)) { // nested lists too (a <dl>'s [dt, dd] pairs)
     if (child === null || child === undefined || child === false) continue;
     el.append(child instanceof Node ? child : document.createTextNode(String(child)));
   }
@@ -65,7 +65,9 @@ function duration(start, end) {
   if (secs < 3600) return `${Math.floor(secs / 60)} min ${Math.round(secs % 60)} s`;
   return `${(secs / 3600).toFixed(1)} h`;
 }
-function render(...nodes) { main.replaceChildren(...nodes); }
+// fill `parent` with `nodes`, skipping the null/false of optional parts (never the text "null")
+function fill(parent, ...nodes) { parent.replaceChildren(...nodes.flat(Infinity).filter((n) => n !== null && n !== undefined && n !== false)); }
+function render(...nodes) { fill(main, ...nodes); }
 function notice(text) {
   const el = document.getElementById("notice");
   el.textContent = text;
@@ -198,7 +200,7 @@ function batchRow(b) {
     h("td", { class: "num" }, num(b.file_count)),
     h("td", { class: "num" }, num(b.row_count)),
     h("td", { class: "num" }, bytes(b.bytes)),
-    h("td", { class: "nowrap" }, when(b.created_at)),
+    h("td", {}, when(b.created_at)),
     h("td", { class: "num" }, duration(b.created_at, b.completed_at)),
     h("td", { class: "mono" }, b.snapshot_id ?? "–"));
 }
@@ -237,8 +239,15 @@ function stepChart(points, label) {
   svg.append(s("path", { class: "line", d }));
   svg.append(s("line", { class: "axis", x1: pad, y1: hgt - 24, x2: w, y2: hgt - 24 }));
   svg.append(s("text", { x: 2, y: 14 }, num(max)));
-  svg.append(s("text", { x: pad, y: hgt - 8 }, new Date(t0).toLocaleDateString("en-GB")));
-  svg.append(s("text", { x: w - 80, y: hgt - 8 }, new Date(t1).toLocaleDateString("en-GB")));
+  // within a day and a half the axis tells times, beyond it dates
+  const brief = t1 - t0 < 36 * 3600 * 1000;
+  const tick = (t) => (brief ? new Date(t).toLocaleTimeString("en-GB") : new Date(t).toLocaleDateString("en-GB"));
+  svg.append(s("text", { x: pad, y: hgt - 8 }, tick(t0)));
+  svg.append(s("text", { x: w - 8, y: hgt - 8, "text-anchor": "end" }, tick(t1)));
+  for (const p of points) {
+    svg.append(s("circle", { class: "dot", cx: x(p.t), cy: y(p.value), r: 3.5 },
+      s("title", {}, `${when(p.t)}: ${num(p.value)} active`)));
+  }
   return svg;
 }
 
@@ -357,7 +366,7 @@ async function batchPage() {
       const link = h("a", { href: URL.createObjectURL(new Blob([errorsCsv(errors)], { type: "text/csv" })), download: `batch-${id}-errors.csv` });
       link.click();
     } }, "Download errors (CSV)");
-    holder.replaceChildren(
+    fill(holder,
       h("div", { class: "crumbs" }, h("a", { href: "/ui/datasets" }, "Datasets"), " / ",
         h("a", { href: `/ui/datasets/${dataset.id}` }, dataset.name), " / batch"),
       h("div", { class: "head" }, h("div", {}, h("h1", { class: "mono" }, id),
@@ -376,7 +385,7 @@ async function batchPage() {
           ["Replaces", batch.replay ? batch.replay.predecessors.map((p) => h("a", { href: `/ui/batches/${p}`, class: "mono" }, `${short(p)} `)) : "–"],
           ["Restated by", batch.restated_by || "–"],
           ["Files", (batch.files || []).map((f) => `${f.name} (${bytes(f.bytes)})`).join(", ") || "–"]]
-          .flatMap(([k, v]) => [h("dt", {}, k), h("dd", {}, v)]))),
+          .map(([k, v]) => [h("dt", {}, k), h("dd", {}, v)]))),
       errors.length ? h("section", { class: "card", id: "errors" },
         h("div", { class: "toolbar" }, h("h2", {}, `Row-level errors (${errors.length})`), h("span", { class: "spacer" }), download),
         h("table", { id: "errors-table" }, h("thead", {}, h("tr", {}, ["File", "Row", "Field", "Value", "Reason"].map((t) => h("th", {}, t)))),
@@ -399,14 +408,14 @@ async function batchPage() {
       }
       if (moved) draw();
     } catch (error) { failure(error); }
-  }, POLL_MS / 2);
+  }, POLL_MS);
 }
 
 function jobRow(j) {
   return h("tr", { id: `job-${j.id}`, "data-state": j.state },
     h("td", { class: "mono", title: j.id }, short(j.id)), h("td", {}, j.kind), h("td", {}, pill(j.state)),
     h("td", {}, j.stage), h("td", { class: "num" }, `${Math.round(100 * j.progress)}%`),
-    h("td", { class: "num" }, j.attempt), h("td", { class: "nowrap" }, when(j.created_at)),
+    h("td", { class: "num" }, j.attempt), h("td", {}, when(j.created_at)),
     h("td", { class: "num" }, j.duration_seconds === null ? "–" : `${j.duration_seconds.toFixed(1)} s`),
     h("td", { class: "error" }, j.error || ""));
 }
@@ -440,16 +449,17 @@ async function privacyPage() {
   const path = `/v1/privacy/jobs/${id}`;
   let job = (await api(path, { conditional: true })).data;
   const holder = h("div", {});
-  const draw = () => holder.replaceChildren(
-    h("div", { class: "head" }, h("div", {}, h("h1", {}, "Privacy job"), h("p", { class: "mono muted" }, id))),
+  const draw = () => fill(holder,
+    h("div", { class: "head" }, h("div", {}, h("div", { class: "crumbs" }, h("a", { href: "/ui/privacy" }, "Privacy jobs"), " / ", short(id)),
+      h("h1", {}, "Privacy job"), h("p", { class: "mono muted" }, id))),
     h("section", { class: "card" }, h("dl", { class: "fields" },
       [["Status", pill(job.status)], ["Identity column", job.column], ["Identities", num(job.value_count)],
         ["Tombstones written", num(job.tombstones_written)], ["Rows hidden", num(job.rows_hidden)],
         ["Submitted", when(job.created_at)], ["Complete", when(job.completed_at)], ["Erased", when(job.erased_at)]]
-        .flatMap(([k, v]) => [h("dt", {}, k), h("dd", {}, v)]))),
+        .map(([k, v]) => [h("dt", {}, k), h("dd", {}, v)]))),
     h("section", { class: "card" }, h("h2", {}, "Datasets"), h("table", { id: "privacy-datasets" },
-      h("thead", {}, h("tr", {}, h("th", {}, "Dataset"), h("th", {}, "Status"), h("th", { class: "num" }, "Rows hidden"),
-        h("th", { class: "num" }, "Tombstones"), h("th", {}, "Snapshot"))),
+      h("thead", {}, h("tr", {}, ["Dataset", "Status"].map((t) => h("th", {}, t)),
+        ["Rows hidden", "Tombstones"].map((t) => h("th", { class: "num" }, t)), h("th", {}, "Snapshot"))),
       h("tbody", {}, job.datasets.map((d) => h("tr", {}, h("td", {}, h("a", { href: `/ui/datasets/${d.dataset_id}` }, short(d.dataset_id))),
         h("td", {}, pill(d.status)), h("td", { class: "num" }, num(d.rows_hidden)), h("td", { class: "num" }, num(d.tombstones_written)),
         h("td", { class: "mono" }, d.snapshot_id ?? "–")))))),
@@ -468,8 +478,48 @@ async function privacyPage() {
   }, job.status === "complete" ? 10000 : POLL_MS);
 }
 
+function privacyRow(p) {
+  return h("tr", { id: `privacy-${p.id}`, "data-status": p.status },
+    h("td", { class: "mono", title: p.id }, h("a", { href: `/ui/privacy/${p.id}` }, short(p.id))),
+    h("td", {}, pill(p.status)), h("td", {}, p.column), h("td", { class: "num" }, num(p.value_count)),
+    h("td", { class: "num" }, num(p.datasets.length)), h("td", { class: "num" }, num(p.rows_hidden)),
+    h("td", { class: "num" }, num(p.tombstones_written)), h("td", {}, when(p.created_at)),
+    h("td", {}, p.receipt ? "erased " + when(p.erased_at) : "–"));
+}
+
+async function privacyJobsPage() {
+  const known = new Map((await all("/v1/privacy/jobs", 500)).map((p) => [p.id, p]));
+  const tbody = h("tbody", {});
+  const draw = () => {
+    const rows = [...known.values()].sort((a, b) => (a.created_at < b.created_at ? 1 : -1)).map(privacyRow);
+    tbody.replaceChildren(...(rows.length ? rows
+      : [h("tr", {}, h("td", { colspan: 9, class: "muted" }, "No privacy job yet: POST /v1/privacy/jobs (or icebatch privacy delete)."))]));
+  };
+  render(h("div", { class: "head" }, h("div", {}, h("h1", {}, "Privacy jobs"),
+      h("p", { class: "muted" }, "GDPR deletes: rows hidden at once, erased physically by vacuum and expiry"))),
+    h("section", { class: "card" }, h("table", { id: "privacy-jobs" }, h("thead", {}, h("tr", {},
+      ["Job", "Status", "Column"].map((t) => h("th", {}, t)),
+      ["Identities", "Datasets", "Rows hidden", "Tombstones"].map((t) => h("th", { class: "num" }, t)),
+      h("th", {}, "Submitted"), h("th", {}, "Erasure receipt"))), tbody)));
+  draw();
+  // in-flight jobs poll with If-None-Match; finished ones stay as they are
+  const timer = setInterval(async () => {
+    const moving = [...known.values()].filter((p) => ["submitted", "processing"].includes(p.status));
+    if (!moving.length) { clearInterval(timer); return; }
+    try {
+      let changed = false;
+      for (const p of moving) {
+        const next = await api(`/v1/privacy/jobs/${p.id}`, { conditional: true });
+        if (next.changed) { known.set(p.id, next.data); changed = true; }
+      }
+      if (changed) draw();
+    } catch (error) { failure(error); }
+  }, POLL_MS);
+}
+
 // -- start -------------------------------------------------------------------------------
-const pages = { datasets: datasetsPage, dataset: datasetPage, batch: batchPage, jobs: jobsPage, privacy: privacyPage };
+const pages = { datasets: datasetsPage, dataset: datasetPage, batch: batchPage, jobs: jobsPage,
+  privacy: privacyPage, "privacy-jobs": privacyJobsPage };
 const name = body.dataset.page;
 if (name === "login") {
   loginPage();

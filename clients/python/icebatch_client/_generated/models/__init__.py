@@ -45,6 +45,7 @@ from .key_out import KeyOut
 from .liveness import Liveness
 from .privacy_dataset_status import PrivacyDatasetStatus
 from .privacy_job_create import PrivacyJobCreate
+from .privacy_job_list import PrivacyJobList
 from .privacy_job_out import PrivacyJobOut
 from .privacy_job_out_receipt_type_0 import PrivacyJobOutReceiptType0
 from .problem import Problem
@@ -114,6 +115,7 @@ __all__ = (
     "Liveness",
     "PrivacyDatasetStatus",
     "PrivacyJobCreate",
+    "PrivacyJobList",
     "PrivacyJobOut",
     "PrivacyJobOutReceiptType0",
     "Problem",

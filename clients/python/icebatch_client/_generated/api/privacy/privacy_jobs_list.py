@@ -1,0 +1,217 @@
+from http import HTTPStatus
+from typing import Any
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...models.privacy_job_list import PrivacyJobList
+from ...models.problem import Problem
+from ...types import UNSET, Response, Unset
+
+
+def _get_kwargs(
+    *,
+    limit: int | Unset = 100,
+    cursor: None | str | Unset = UNSET,
+) -> dict[str, Any]:
+    params: dict[str, Any] = {}
+
+    params["limit"] = limit
+
+    json_cursor: None | str | Unset
+    if isinstance(cursor, Unset):
+        json_cursor = UNSET
+    else:
+        json_cursor = cursor
+    params["cursor"] = json_cursor
+
+    params = {k: v for k, v in params.items() if v is not UNSET and v is not None}
+
+    _kwargs: dict[str, Any] = {
+        "method": "get",
+        "url": "/v1/privacy/jobs",
+        "params": params,
+    }
+
+    return _kwargs
+
+
+def _parse_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> PrivacyJobList | Problem | None:
+    if response.status_code == 200:
+        response_200 = PrivacyJobList.from_dict(response.json())
+
+        return response_200
+
+    if response.status_code == 401:
+        response_401 = Problem.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = Problem.from_dict(response.json())
+
+        return response_403
+
+    if response.status_code == 422:
+        response_422 = Problem.from_dict(response.json())
+
+        return response_422
+
+    if response.status_code == 429:
+        response_429 = Problem.from_dict(response.json())
+
+        return response_429
+
+    if response.status_code == 503:
+        response_503 = Problem.from_dict(response.json())
+
+        return response_503
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Response[PrivacyJobList | Problem]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    *,
+    client: AuthenticatedClient,
+    limit: int | Unset = 100,
+    cursor: None | str | Unset = UNSET,
+) -> Response[PrivacyJobList | Problem]:
+    """List your organization's privacy jobs with their status, newest first.
+
+     Each item is what `GET /v1/privacy/jobs/{job_id}` answers (status per dataset, and the
+    erasure receipt once erased); a page at a time (`cursor`, `Link`).
+
+    Args:
+        limit (int | Unset): Items per page Default: 100.
+        cursor (None | str | Unset): The `next` of the page before
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[PrivacyJobList | Problem]
+    """
+
+    kwargs = _get_kwargs(
+        limit=limit,
+        cursor=cursor,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    *,
+    client: AuthenticatedClient,
+    limit: int | Unset = 100,
+    cursor: None | str | Unset = UNSET,
+) -> PrivacyJobList | Problem | None:
+    """List your organization's privacy jobs with their status, newest first.
+
+     Each item is what `GET /v1/privacy/jobs/{job_id}` answers (status per dataset, and the
+    erasure receipt once erased); a page at a time (`cursor`, `Link`).
+
+    Args:
+        limit (int | Unset): Items per page Default: 100.
+        cursor (None | str | Unset): The `next` of the page before
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        PrivacyJobList | Problem
+    """
+
+    return sync_detailed(
+        client=client,
+        limit=limit,
+        cursor=cursor,
+    ).parsed
+
+
+async def asyncio_detailed(
+    *,
+    client: AuthenticatedClient,
+    limit: int | Unset = 100,
+    cursor: None | str | Unset = UNSET,
+) -> Response[PrivacyJobList | Problem]:
+    """List your organization's privacy jobs with their status, newest first.
+
+     Each item is what `GET /v1/privacy/jobs/{job_id}` answers (status per dataset, and the
+    erasure receipt once erased); a page at a time (`cursor`, `Link`).
+
+    Args:
+        limit (int | Unset): Items per page Default: 100.
+        cursor (None | str | Unset): The `next` of the page before
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[PrivacyJobList | Problem]
+    """
+
+    kwargs = _get_kwargs(
+        limit=limit,
+        cursor=cursor,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    *,
+    client: AuthenticatedClient,
+    limit: int | Unset = 100,
+    cursor: None | str | Unset = UNSET,
+) -> PrivacyJobList | Problem | None:
+    """List your organization's privacy jobs with their status, newest first.
+
+     Each item is what `GET /v1/privacy/jobs/{job_id}` answers (status per dataset, and the
+    erasure receipt once erased); a page at a time (`cursor`, `Link`).
+
+    Args:
+        limit (int | Unset): Items per page Default: 100.
+        cursor (None | str | Unset): The `next` of the page before
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        PrivacyJobList | Problem
+    """
+
+    return (
+        await asyncio_detailed(
+            client=client,
+            limit=limit,
+            cursor=cursor,
+        )
+    ).parsed
