@@ -10,7 +10,7 @@ RUN apt-get update -qq \
 
 WORKDIR /opt/icebatch
 COPY . .
-RUN bash scripts/setup.sh && rm -rf /root/.cache/pip
+RUN ICEBATCH_SETUP_BROWSER=0 bash scripts/setup.sh && rm -rf /root/.cache/pip
 
 ENV PATH="/opt/icebatch/.venv/bin:${PATH}" \
     ICEBATCH_HOME=/var/lib/icebatch

@@ -15,8 +15,12 @@ PYTHON="${PYTHON:-python3}"
 say() { printf '\033[1m==> %s\033[0m\n' "$*"; }
 
 apt_packages=(libjackson2-core-java libjackson2-databind-java libjackson2-annotations-java
-              libjarjar-java libxerial-sqlite-jdbc-java libpostgresql-jdbc-java unzip zip
-              chromium)  # chromium: the web UI's browser tests (Playwright drives it)
+              libjarjar-java libxerial-sqlite-jdbc-java libpostgresql-jdbc-java unzip zip)
+# chromium: the web UI's browser tests (Playwright drives it); an image that runs the product
+# and not its tests skips it with ICEBATCH_SETUP_BROWSER=0
+if [ "${ICEBATCH_SETUP_BROWSER:-1}" != "0" ]; then
+  apt_packages+=(chromium)
+fi
 if ! java -version 2>&1 | grep -q 'version "17'; then
   apt_packages+=(openjdk-17-jre-headless)
 fi
