@@ -17,11 +17,12 @@ from app.cli.output import (
     bars,
     client_errors,
     field,
+    first,
     plain,
     print_fields,
     print_json,
     print_row_errors,
-    print_table,
+    print_rows,
     progress_wanted,
 )
 
@@ -124,15 +125,8 @@ def list_(
     """List batches, newest first."""
     connection: Connection = ctx.obj
     with client_errors():
-        found: list[dict[str, Any]] = []
-        for batch in connection.client().iter_batches(dataset, status=status):
-            found.append(plain(batch))
-            if len(found) >= limit:
-                break
-    if as_json:
-        print_json(found)
-    else:
-        print_table(found, COLUMNS)
+        found = first(connection.client().iter_batches(dataset, status=status), limit)
+    print_rows(found, COLUMNS, as_json)
 
 
 @batches.command("show")

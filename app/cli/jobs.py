@@ -16,10 +16,11 @@ from app.cli.output import (
     bars,
     client_errors,
     field,
+    first,
     plain,
     print_fields,
     print_json,
-    print_table,
+    print_rows,
     progress_wanted,
 )
 
@@ -75,15 +76,8 @@ def list_(
     """List jobs, newest first."""
     connection: Connection = ctx.obj
     with client_errors():
-        found: list[dict[str, Any]] = []
-        for job in connection.client().iter_jobs(state=state, kind=kind):
-            found.append(plain(job))
-            if len(found) >= limit:
-                break
-    if as_json:
-        print_json(found)
-    else:
-        print_table(found, COLUMNS)
+        found = first(connection.client().iter_jobs(state=state, kind=kind), limit)
+    print_rows(found, COLUMNS, as_json)
 
 
 @jobs.command("show")

@@ -4,9 +4,10 @@ code (never a traceback)."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import sys
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from enum import IntEnum
@@ -101,6 +102,19 @@ def print_table(rows: Sequence[dict[str, Any]], columns: Sequence[Column], title
     for row in rows:
         table.add_row(*[cell(get(row)) for _, get in columns])
     stdout.print(table)
+
+
+def first(items: Iterable[Any], limit: int) -> list[dict[str, Any]]:
+    """The first `limit` items of a listing (pages are fetched only as far as needed)."""
+    return [plain(item) for item in itertools.islice(items, limit)]
+
+
+def print_rows(rows: Sequence[dict[str, Any]], columns: Sequence[Column], as_json: bool) -> None:
+    """A listing: a table, or a JSON array with `--json`."""
+    if as_json:
+        print_json(rows)
+    else:
+        print_table(rows, columns)
 
 
 def print_fields(data: dict[str, Any], keys: Sequence[str]) -> None:
