@@ -9,7 +9,7 @@ generated from the API's OpenAPI contract (`icebatch_client._generated`, never e
 
 from icebatch_client import _generated as generated
 from icebatch_client.aio import AsyncIcebatch
-from icebatch_client.client import Changes, Consumer, Icebatch, Increment
+from icebatch_client.client import Icebatch
 from icebatch_client.errors import (
     BatchFailed,
     Conflict,
@@ -24,6 +24,7 @@ from icebatch_client.errors import (
     Unauthorized,
     ValidationFailed,
 )
+from icebatch_client.reads import Changes, Consumer, Increment
 
 __all__ = [
     "AsyncIcebatch",

@@ -1,4 +1,5 @@
-"""`Icebatch`: the flows people write, one call each, over the generated client.
+"""`Icebatch`: the flows people write, one call each, over the generated client (the shared
+plumbing is in _base.py, reads in reads.py).
 
 Every call raises a typed `IcebatchError` (errors.py) for an answer that is not a success;
 reads, PUTs and POSTs with their `Idempotency-Key` are retried on connection errors, 429 and
@@ -8,19 +9,14 @@ costs the server a 304.
 
 from __future__ import annotations
 
-import os
 import time
-import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from datetime import datetime
-from pathlib import Path
-from typing import IO, Any, TypeVar
+from typing import Any, TypeVar
 
 import httpx
-import pyarrow as pa
 
-from icebatch_client import _generated as gen
+from icebatch_client._base import _key
 from icebatch_client._files import FileSpec, Upload, uploads
 from icebatch_client._generated.api.batches import (
     batches_abort,
@@ -31,17 +27,14 @@ from icebatch_client._generated.api.batches import (
 from icebatch_client._generated.api.datasets import (
     datasets_create,
     datasets_get,
-    datasets_list,
     datasets_snapshots,
 )
 from icebatch_client._generated.api.maintenance import maintenance_compact, maintenance_vacuum
 from icebatch_client._generated.api.privacy import privacy_jobs_create, privacy_jobs_get
-from icebatch_client._generated.api.retention import consumers_list, consumers_set
 from icebatch_client._generated.models import (
     BatchCreate,
     BatchOut,
     CompactRequest,
-    ConsumerCreate,
     DatasetCreate,
     DatasetOut,
     JobOut,
@@ -50,9 +43,8 @@ from icebatch_client._generated.models import (
     SnapshotOut,
     VacuumRequest,
 )
-from icebatch_client._generated.types import Response
-from icebatch_client._retry import RetryTransport
-from icebatch_client.errors import BatchFailed, JobFailed, from_response, raise_for
+from icebatch_client.errors import BatchFailed, JobFailed, raise_for
+from icebatch_client.reads import Reads
 
 T = TypeVar("T")
 IN_FLIGHT_BATCH = frozenset({"loading", "staged", "processing"})
@@ -61,162 +53,12 @@ IN_FLIGHT_JOB = frozenset({"queued", "running"})
 PRIVACY_DONE = frozenset({"complete", "erased", "failed"})
 
 
-@dataclass(frozen=True)
-class Changes:
-    """An increment: the rows, and the range it covers, (from_snapshot, to_snapshot]."""
-
-    table: pa.Table
-    from_snapshot: int | None
-    to_snapshot: int | None
-
-
-@dataclass(frozen=True)
-class Increment:
-    """What a consumer has not read yet: rows appended and rows deleted over the range."""
-
-    appended: pa.Table
-    deleted: pa.Table
-    from_snapshot: int | None
-    to_snapshot: int | None
-
-
-def _is_id(value: str) -> bool:
-    try:
-        uuid.UUID(value)
-    except ValueError:
-        return False
-    return True
-
-
-def _key() -> str:
-    return str(uuid.uuid4())
-
-
-def _snapshot(value: str | None) -> int | None:
-    return int(value) if value else None
-
-
-class Icebatch:
-    """A client of one Icebatch API with one API key.
-
-    Args:
-        base_url: e.g. `http://127.0.0.1:8000` (default: `ICEBATCH_URL`).
-        api_key: `ib_…` (default: `ICEBATCH_API_KEY`).
-        timeout: seconds for one HTTP request (uploads and reads stream within it per chunk).
-        max_retries: tries after the first on connection errors, 429 and 503.
-        poll_interval: the first wait between two polls of a batch or job (it doubles to
-            `max_poll_interval`).
-        transport: the httpx transport under the retries (default: plain HTTP).
+class Icebatch(Reads):
+    """A client of one Icebatch API with one API key: datasets, batches, restatements, jobs and
+    maintenance here; reads in `Reads`, the shared plumbing in `Base` (same arguments).
     """
 
-    def __init__(
-        self,
-        base_url: str | None = None,
-        api_key: str | None = None,
-        *,
-        timeout: float = 30.0,
-        max_retries: int = 5,
-        poll_interval: float = 0.25,
-        max_poll_interval: float = 5.0,
-        transport: httpx.BaseTransport | None = None,
-    ) -> None:
-        base_url = base_url or os.environ.get("ICEBATCH_URL")
-        api_key = api_key or os.environ.get("ICEBATCH_API_KEY")
-        if not base_url or not api_key:
-            raise ValueError("pass base_url and api_key, or set ICEBATCH_URL and ICEBATCH_API_KEY")
-        retrying = RetryTransport(transport or httpx.HTTPTransport(), max_retries)
-        self._api = gen.AuthenticatedClient(
-            base_url=base_url.rstrip("/"),
-            token=api_key,
-            timeout=httpx.Timeout(timeout),
-            raise_on_unexpected_status=False,
-            headers={"User-Agent": "icebatch-client"},
-            httpx_args={"transport": retrying},
-        )
-        self._http = self._api.get_httpx_client()
-        self.poll_interval, self.max_poll_interval = poll_interval, max_poll_interval
-        self._etags: dict[str, tuple[str, dict[str, Any]]] = {}
-
-    # -- plumbing ---------------------------------------------------------------------------
-
-    def close(self) -> None:
-        """Close the connections."""
-        self._http.close()
-
-    def __enter__(self) -> Icebatch:
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        self.close()
-
-    @staticmethod
-    def _ok(response: Response[Any]) -> Any:
-        """The parsed body of a success; the typed error otherwise."""
-        if int(response.status_code) >= 400:
-            raise from_response(int(response.status_code), response.content, response.headers)
-        return response.parsed
-
-    def _get_json(self, path: str) -> dict[str, Any]:
-        """GET `path`, conditionally when it was read before: an unchanged object is a 304."""
-        known = self._etags.get(path)
-        headers = {"If-None-Match": known[0]} if known else {}
-        response = self._http.get(path, headers=headers)
-        raise_for(response)
-        if response.status_code == 304 and known:
-            return known[1]
-        data: dict[str, Any] = response.json()
-        etag = response.headers.get("ETag")
-        if etag:
-            self._etags[path] = (etag, data)
-        return data
-
-    def _pages(self, fetch: Callable[[str | None], Response[Any]]) -> Iterator[Any]:
-        """Every item of a list, following `next` page by page."""
-        cursor: str | None = None
-        while True:
-            page = self._ok(fetch(cursor))
-            yield from page.items
-            cursor = page.next_ if hasattr(page, "next_") else page.next
-            if not cursor:
-                return
-
-    def _wait(
-        self,
-        read: Callable[[], T],
-        done: Callable[[T], bool],
-        timeout: float | None,
-        on_progress: Callable[[T], None] | None,
-        what: str,
-    ) -> T:
-        """Poll `read` with backoff until `done`; TimeoutError after `timeout` seconds."""
-        deadline = None if timeout is None else time.monotonic() + timeout
-        pause = self.poll_interval
-        while True:
-            current = read()
-            if on_progress is not None:
-                on_progress(current)
-            if done(current):
-                return current
-            if deadline is not None and time.monotonic() + pause > deadline:
-                raise TimeoutError(f"{what} did not finish within {timeout} s")
-            time.sleep(pause)
-            pause = min(pause * 2, self.max_poll_interval)
-
     # -- datasets -----------------------------------------------------------------------------
-
-    def dataset_id(self, dataset: str) -> str:
-        """The id of a dataset given by id or by name (NotFound-like KeyError otherwise)."""
-        if _is_id(dataset):
-            return dataset
-        for found in self.iter_datasets():
-            if found.name == dataset:
-                return str(found.id)
-        raise from_response(
-            404,
-            f'{{"title": "Not found", "detail": "no dataset named {dataset!s} in your '
-            f'organization"}}'.encode(),
-            httpx.Headers(),
-        )
 
     def create_dataset(
         self,
@@ -247,12 +89,6 @@ class Icebatch:
             datasets_get.sync_detailed(self.dataset_id(dataset), client=self._api)
         )
         return found
-
-    def iter_datasets(self) -> Iterator[DatasetOut]:
-        """Every dataset of your organization, oldest first."""
-        return self._pages(
-            lambda cursor: datasets_list.sync_detailed(client=self._api, limit=100, cursor=cursor)
-        )
 
     def snapshots(self, dataset: str) -> list[SnapshotOut]:
         """The dataset's snapshot log, newest first."""
@@ -290,21 +126,6 @@ class Icebatch:
                 updated_since.isoformat() if isinstance(updated_since, datetime) else updated_since
             )
         return self._raw_pages("/v1/batches", params, BatchOut.from_dict)
-
-    def _raw_pages(
-        self, path: str, params: dict[str, Any], parse: Callable[[dict[str, Any]], T]
-    ) -> Iterator[T]:
-        """Every item of a list read without the generated function (query parameters it may
-        not know yet, such as `updated_since`)."""
-        params = dict(params)
-        while True:
-            response = self._http.get(path, params=params)
-            raise_for(response)
-            page = response.json()
-            yield from (parse(item) for item in page["items"])
-            if not page.get("next"):
-                return
-            params["cursor"] = page["next"]
 
     def wait_batch(
         self,
@@ -582,94 +403,3 @@ class Icebatch:
             )
         )
         return self.wait_job(str(job.id), timeout=timeout, on_progress=on_progress) if wait else job
-
-    # -- reads --------------------------------------------------------------------------------
-
-    def _arrow(self, path: str, params: dict[str, Any]) -> tuple[pa.Table, httpx.Headers]:
-        with self._http.stream("GET", path, params={**params, "format": "arrow"}) as response:
-            raise_for(response)
-            data = response.read()
-        if not data:
-            return pa.table({}), response.headers
-        return pa.ipc.open_stream(data).read_all(), response.headers
-
-    def read_rows(self, dataset: str, *, as_of: int | str | datetime | None = None) -> pa.Table:
-        """The rows visible now, or at `as_of` (a snapshot id or a time)."""
-        params: dict[str, Any] = {}
-        if as_of is not None:
-            params["as_of"] = as_of.isoformat() if isinstance(as_of, datetime) else str(as_of)
-        table, _ = self._arrow(f"/v1/datasets/{self.dataset_id(dataset)}/rows", params)
-        return table
-
-    def changes(
-        self,
-        dataset: str,
-        *,
-        since_snapshot: int | None = None,
-        to_snapshot: int | None = None,
-        since: datetime | str | None = None,
-        until: datetime | str | None = None,
-        kind: str = "appended",
-    ) -> Changes:
-        """The rows `kind` (appended or deleted) over (since_snapshot, to_snapshot]; the range
-        the server resolved comes back with them."""
-        params: dict[str, Any] = {"kind": kind}
-        for name, value in (
-            ("from_snapshot", since_snapshot),
-            ("to_snapshot", to_snapshot),
-            ("since", since),
-            ("until", until),
-        ):
-            if value is not None:
-                params[name] = value.isoformat() if isinstance(value, datetime) else value
-        table, headers = self._arrow(f"/v1/datasets/{self.dataset_id(dataset)}/changes", params)
-        return Changes(
-            table,
-            _snapshot(headers.get("X-Icebatch-From-Snapshot")),
-            _snapshot(headers.get("X-Icebatch-To-Snapshot")),
-        )
-
-    def consumer(self, dataset: str, name: str) -> Consumer:
-        """A consumer reading the dataset's increments from its server-side checkpoint."""
-        return Consumer(self, self.dataset_id(dataset), name)
-
-
-class Consumer:
-    """Reads each increment once: from its checkpoint (kept by the server, which pins the
-    snapshots it needs) to the current snapshot; `commit` moves the checkpoint on."""
-
-    def __init__(self, client: Icebatch, dataset_id: str, name: str) -> None:
-        self.client, self.dataset_id, self.name = client, dataset_id, name
-
-    def checkpoint(self) -> int | None:
-        """The snapshot the next increment starts after (None: from the empty table)."""
-        for consumer in self.client._pages(
-            lambda cursor: consumers_list.sync_detailed(
-                self.dataset_id, client=self.client._api, limit=500, cursor=cursor
-            )
-        ):
-            if consumer.name == self.name:
-                found = consumer.snapshot_id
-                return found if isinstance(found, int) else None
-        return None
-
-    def next_increment(self) -> Increment:
-        """The rows appended and deleted since the checkpoint, up to the current snapshot."""
-        start = self.checkpoint()
-        appended = self.client.changes(self.dataset_id, since_snapshot=start, kind="appended")
-        deleted = self.client.changes(
-            self.dataset_id, since_snapshot=start, to_snapshot=appended.to_snapshot, kind="deleted"
-        )
-        return Increment(appended.table, deleted.table, start, appended.to_snapshot)
-
-    def commit(self, increment: Increment) -> None:
-        """Move the checkpoint to the increment's end: the next read starts after it."""
-        if increment.to_snapshot is None:
-            return
-        body = ConsumerCreate.from_dict({"name": self.name, "snapshot_id": increment.to_snapshot})
-        self.client._ok(
-            consumers_set.sync_detailed(self.dataset_id, client=self.client._api, body=body)
-        )
-
-
-__all__ = ["Changes", "Consumer", "Icebatch", "Increment", "IO", "Path"]
