@@ -85,6 +85,12 @@ class Settings(BaseSettings):
     max_inflight_jobs_per_org: int = Field(default=1000, ge=0)
     inflight_retry_after_seconds: int = Field(default=10, ge=1)
     org_limits: dict[str, OrgLimits] = Field(default_factory=dict)
+    # CDC replication (app/cdc, workers/cdc): the largest events request, how often the beat
+    # looks for tenants with work, and the most events one dumper or processor run takes
+    cdc_max_request_bytes: int = Field(default=64 * 1024**2, ge=1024)
+    cdc_schedule_seconds: float = Field(default=2.0, gt=0)
+    cdc_max_events_per_run: int = Field(default=500_000, ge=1)
+    cdc_compact_files: int = Field(default=16, ge=1)  # files in a raw-table partition: compact
 
     @model_validator(mode="after")
     def _embedded_defaults(self) -> Settings:

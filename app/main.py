@@ -16,6 +16,7 @@ from app import health
 from app.audit.endpoints import router as audit_router
 from app.audit.middleware import AuditMiddleware
 from app.batches.endpoints import router as batches_router
+from app.cdc.endpoints import router as cdc_router
 from app.changes.endpoints import router as changes_router
 from app.config import get_settings
 from app.datasets.endpoints import router as datasets_router
@@ -132,6 +133,7 @@ def create_app() -> FastAPI:
         maintenance_router,
         keys_router,
         audit_router,
+        cdc_router,
     ):
         app.include_router(router)
     app.include_router(ui.router)

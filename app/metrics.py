@@ -1,8 +1,8 @@
 """Operator metrics for `/metrics`: what an alert needs beyond HTTP counters.
 
-Gathered from the metadata store (its clock and nine small queries) and the Iceberg metadata
-of the datasets (the current snapshot's tombstone list, the snapshot count; only for tables
-whose metadata file changed since the last gathering), at most once per
+Gathered from the metadata store (its clock, ten small queries, two more per CDC tenant) and
+the Iceberg metadata of the datasets (the current snapshot's tombstone list, the snapshot
+count; only for tables whose metadata file changed since the last gathering), at most once per
 `ICEBATCH_METRICS_CACHE_SECONDS`: scrapes in between are served from memory. A source that
 fails (the database is down) leaves its last values in place and counts
 `icebatch_metrics_collect_errors_total{source}`; `/metrics` itself never fails for it.
@@ -28,12 +28,14 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from app import clock
+from app.cdc import service as cdc_service
+from app.cdc.schemas import CdcLag
 from app.config import get_settings
 from app.db import session_scope
 from app.jobs.kinds import JobKind
 from app.lake import tombstones
 from app.lake.catalog import get_catalog
-from app.models import CommitLease, Dataset, Job, JobState, OutboxMessage, PrivacyJob
+from app.models import CdcTenant, CommitLease, Dataset, Job, JobState, OutboxMessage, PrivacyJob
 
 log = logging.getLogger(__name__)
 KINDS = [k.value for k in JobKind]
@@ -56,6 +58,8 @@ class StoreSample:
     datasets: int
     # (dataset id, table identifier, metadata location), capped at ICEBATCH_METRICS_MAX_DATASETS
     sampled: list[tuple[str, str, str | None]]
+    # each CDC tenant's progress and lag (capped like the datasets)
+    cdc: list[CdcLag] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -87,7 +91,7 @@ def _bounded(value: str, allowed: list[str]) -> str:
 
 
 def gather_store(session: Session, now: datetime) -> StoreSample:
-    """Nine small queries; none grows with the number of series."""
+    """Ten small queries, and two per CDC tenant (capped like the datasets)."""
     settings = get_settings()
     jobs: dict[tuple[str, str], int] = {}
     for kind, state, count in session.execute(
@@ -147,6 +151,10 @@ def gather_store(session: Session, now: datetime) -> StoreSample:
         (dataset_id, identifier, locations.get(identifier))
         for dataset_id, identifier in datasets_sampled
     ]
+    tenants = session.scalars(
+        select(CdcTenant).order_by(CdcTenant.org).limit(settings.metrics_max_datasets)
+    ).all()
+    cdc = [cdc_service.lag_of(session, tenant, now) for tenant in tenants]
     return StoreSample(
         jobs=jobs,
         oldest_queued_age=queued,
@@ -158,6 +166,7 @@ def gather_store(session: Session, now: datetime) -> StoreSample:
         leases_held=leases,
         datasets=datasets,
         sampled=sampled,
+        cdc=cdc,
     )
 
 
@@ -306,6 +315,7 @@ def _families(cache: _Cache, vacuum_threshold: int) -> Iterator[Metric]:
         snaps.add_metric([dataset_id], sample.snapshots)
     yield tomb
     yield snaps
+    yield from _cdc_families(store.cdc if store is not None else [])
     backlog = _gauge(
         "icebatch_vacuum_backlog_datasets",
         "Datasets with at least ICEBATCH_AUTO_VACUUM_TOMBSTONES active tombstones",
@@ -347,3 +357,45 @@ def _families(cache: _Cache, vacuum_threshold: int) -> Iterator[Metric]:
 
 
 OPERATOR_METRICS = OperatorMetrics()
+
+
+CDC_GAUGES = [
+    (
+        "icebatch_cdc_staging_lag_seconds",
+        "Newest accepted minus newest staged event time",
+        "staging_lag_seconds",
+    ),
+    (
+        "icebatch_cdc_oldest_unstaged_age_seconds",
+        "Age of the oldest accepted event not yet staged (0: none)",
+        "oldest_unstaged_age_seconds",
+    ),
+    (
+        "icebatch_cdc_replication_lag_seconds",
+        "Newest staged minus newest processed event time (the seed's replication lag)",
+        "replication_lag_seconds",
+    ),
+    (
+        "icebatch_cdc_oldest_unprocessed_age_seconds",
+        "Age of the oldest accepted event not yet applied to the raw table (0: none)",
+        "oldest_unprocessed_age_seconds",
+    ),
+]
+
+
+def _cdc_families(lags: list[CdcLag]) -> Iterator[Metric]:
+    """Per tenant, so the tenant that is behind shows by name (not in a max or an average)."""
+    events = _gauge(
+        "icebatch_cdc_events",
+        "CDC events per tenant: accepted, staged, processed",
+        ["tenant", "stage"],
+    )
+    for lag in lags:
+        for stage in ("accepted", "staged", "processed"):
+            events.add_metric([lag.tenant, stage], getattr(lag, stage))
+    yield events
+    for name, documentation, attribute in CDC_GAUGES:
+        gauge = _gauge(name, documentation, ["tenant"])
+        for lag in lags:
+            gauge.add_metric([lag.tenant], getattr(lag, attribute))
+        yield gauge

@@ -33,6 +33,11 @@ SPEC_PATH = "clients/openapi.json"
 
 TAGS: list[dict[str, str]] = [
     {
+        "name": "cdc",
+        "description": "CDC replication: post change events (PUT, PATCH, DELETE), watch the "
+        "tenant's lag, read merged profiles; the raw table is a dataset named cdc_raw.",
+    },
+    {
         "name": "datasets",
         "description": "Datasets: an Iceberg table each, with its schema, partitioning, identity "
         "columns and snapshot log.",
@@ -85,10 +90,18 @@ TAGS: list[dict[str, str]] = [
 
 
 class ProblemError(BaseModel):
-    """One invalid input of a 422 answered before the endpoint ran."""
+    """One invalid input of a 422: a request field, or a line of a CDC event body."""
 
-    location: str = Field(description="Where: `body.format`, `query.limit`, `path.batch_id`, …")
+    location: str = Field(
+        description="Where: `body.format`, `query.limit`, `path.batch_id`, `line 3: op`, …"
+    )
     message: str = Field(description="What is wrong with it")
+    line: int | None = Field(
+        default=None, description="CDC events: the 1-based line (or array element) at fault"
+    )
+    field: str | None = Field(
+        default=None, description="CDC events: the event's field at fault (`` for the line)"
+    )
 
 
 class Problem(BaseModel):
@@ -120,9 +133,7 @@ class Problem(BaseModel):
     status: int = Field(description="The HTTP status code")
     detail: str = Field(description="What happened here and what to do about it")
     instance: str | None = Field(default=None, description="The path of the request")
-    errors: list[ProblemError] | None = Field(
-        default=None, description="422 before the endpoint ran: each invalid input"
-    )
+    errors: list[ProblemError] | None = Field(default=None, description="422: each invalid input")
     retry_after_seconds: int | None = Field(
         default=None, description="429 and 503: seconds to wait (also in `Retry-After`)"
     )

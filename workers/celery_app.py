@@ -28,6 +28,7 @@ celery.conf.update(
         "workers.rewrite.task",
         "workers.retention.task",
         "workers.scheduler",
+        "workers.cdc.task",
     ],
     # automatic maintenance: `icebatch worker --beat` runs Celery's embedded beat
     beat_schedule={
@@ -35,7 +36,12 @@ celery.conf.update(
             "task": TaskName.SCHEDULE.value,
             "schedule": get_settings().scheduler_seconds,
             "options": {"expires": get_settings().scheduler_seconds},
-        }
+        },
+        "icebatch-cdc": {  # dumpers and processors of the tenants with work
+            "task": TaskName.CDC_SCHEDULE.value,
+            "schedule": get_settings().cdc_schedule_seconds,
+            "options": {"expires": get_settings().cdc_schedule_seconds},
+        },
     },
     beat_schedule_filename=str(get_settings().home / "celerybeat-schedule"),
 )

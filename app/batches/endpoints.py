@@ -50,7 +50,7 @@ UPLOAD_BODY = {
         {
             404: "No such dataset, or a replay's predecessor batch, in your organization",
             409: "A replay's predecessor is not 'success', or already has a pending revert or "
-            "replay",
+            "replay; or the dataset is a CDC raw table (its processor writes it)",
         }
     ),
     dependencies=[requires(Scope.WRITE, "batches.open")],

@@ -33,6 +33,7 @@ from app.datasets import repository as datasets
 from app.errors import (
     BatchNotFound,
     BatchStateConflict,
+    Conflict,
     InsufficientStorage,
     InvalidInput,
     PayloadTooLarge,
@@ -40,7 +41,7 @@ from app.errors import (
 from app.jobs import service as jobs
 from app.jobs.kinds import JobKind
 from app.lake import snapshots
-from app.models import Batch, BatchFile, BatchStatus, Job
+from app.models import Batch, BatchFile, BatchStatus, CdcTenant, Job
 from app.pagination import next_cursor
 from app.restatements import service as restatements
 
@@ -52,6 +53,10 @@ OUT_OF_SPACE = (errno.ENOSPC, errno.EDQUOT)
 
 def open_batch(session: Session, org: str, request: BatchCreate) -> Batch:
     datasets.get(session, org, request.dataset_id)
+    if session.scalar(select(CdcTenant.org).where(CdcTenant.raw_dataset_id == request.dataset_id)):
+        raise Conflict(
+            "this dataset is a CDC raw table: only its processor writes it (POST /v1/cdc/events)"
+        )
     replay = None
     if request.replay is not None:
         predecessors = request.replay.predecessors

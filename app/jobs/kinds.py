@@ -19,6 +19,9 @@ class TaskName(StrEnum):
     REWRITE = "icebatch.rewrite"
     EXPIRE = "icebatch.expire"
     EXPORT = "icebatch.export"
+    CDC_STAGE = "icebatch.cdc.stage"
+    CDC_PROCESS = "icebatch.cdc.process"
+    CDC_SCHEDULE = "icebatch.cdc.schedule"  # the beat's CDC pass: no job row
     SCHEDULE = "icebatch.schedule"  # the beat's maintenance pass: no job row
 
 
@@ -68,6 +71,8 @@ class JobKind(StrEnum):
     COMPACT = "compact"  # subject: dataset
     EXPIRE = "expire"  # subject: dataset
     EXPORT = "export"  # subject: dataset
+    CDC_STAGE = "cdc_stage"  # subject: none (the job's org is the tenant)
+    CDC_PROCESS = "cdc_process"  # subject: the tenant's raw dataset
 
     @property
     def spec(self) -> KindSpec:
@@ -91,6 +96,8 @@ REGISTRY: dict[JobKind, KindSpec] = {
     JobKind.COMPACT: KindSpec(TaskName.REWRITE, CompactPayload),
     JobKind.EXPIRE: KindSpec(TaskName.EXPIRE, Payload),
     JobKind.EXPORT: KindSpec(TaskName.EXPORT, ExportPayload),
+    JobKind.CDC_STAGE: KindSpec(TaskName.CDC_STAGE, Payload),
+    JobKind.CDC_PROCESS: KindSpec(TaskName.CDC_PROCESS, Payload),
 }
 RESTATEMENT_KINDS = (JobKind.REVERT, JobKind.REPLAY, JobKind.GDPR)
 REWRITE_KINDS = (JobKind.VACUUM, JobKind.COMPACT)

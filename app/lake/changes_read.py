@@ -25,6 +25,7 @@ from pyiceberg.table import Table
 from pyiceberg.table.metadata import TableMetadataUtil
 from pyiceberg.typedef import Record
 
+from app.lake import cdc_changes
 from app.lake.changes import (
     CHANGE_FIELDS,
     NO_MATCH,
@@ -219,5 +220,7 @@ def read_changes(
     def batches() -> Iterator[pa.RecordBatch]:
         for task in tasks:
             yield from reader.read(task)
+        if kind == "deleted" and cdc_changes.is_cdc(rng):  # a CDC raw table's merges
+            yield from cdc_changes.deleted(table, rng, reader._annotate)
 
     return reader.target, batches()

@@ -3,6 +3,7 @@
 from app.models.api_key import ApiKey, Scope
 from app.models.audit import AuditEvent
 from app.models.batch import Batch, BatchFile, BatchStatus
+from app.models.cdc import CdcChunk, CdcIdentity, CdcTenant
 from app.models.dataset import Dataset
 from app.models.idempotency import IdempotencyKey
 from app.models.job import Job, JobState, OutboxMessage
@@ -21,6 +22,9 @@ __all__ = [
     "Batch",
     "BatchFile",
     "BatchStatus",
+    "CdcChunk",
+    "CdcIdentity",
+    "CdcTenant",
     "CommitLease",
     "Consumer",
     "Dataset",

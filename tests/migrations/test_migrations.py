@@ -26,6 +26,9 @@ OURS = {
     "consumers",
     "expired_snapshots",
     "audit_events",
+    "cdc_tenants",
+    "cdc_chunks",
+    "cdc_identities",
 }
 
 

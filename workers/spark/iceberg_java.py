@@ -155,3 +155,12 @@ def expire_snapshots(spark: SparkSession, table: JavaObject, snapshot_ids: list[
     for snapshot_id in snapshot_ids:
         action = action.expireSnapshotId(snapshot_id)
     action.expireOlderThan(0).cleanExpiredFiles(False).commit()
+
+
+def commit_empty(spark: SparkSession, identifier: str, properties: dict[str, str]) -> None:
+    """A snapshot that changes no file, carrying `properties` in its summary (a CDC run whose
+    events changed no row still moves its watermark)."""
+    append = load_table(spark, identifier).newFastAppend()
+    for key, value in properties.items():
+        append.set(key, value)
+    append.commit()

@@ -1,0 +1,69 @@
+"""CDC replication's metadata: a tenant's counters and config, the accepted chunks of events
+waiting for the dumper, and the identity clusters."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import JSON, BigInteger, Index, Integer, LargeBinary, String
+from sqlalchemy.orm import Mapped, mapped_column
+
+from app.db import Base
+from app.models.base import IdMixin, TimestampMixin, UTCDateTime, utcnow
+
+
+class CdcTenant(TimestampMixin, Base):
+    """One org's replica: config, the last sequence number given out, and the progress figures.
+
+    `accepted_seq` is the truth (sequence numbers are dense: it is also the count of accepted
+    events). `staged_*` and `processed_*` mirror the watermarks committed in the staging and raw
+    tables' snapshot summaries, written after each commit and repaired from the summaries by the
+    next run when a worker died in between.
+    """
+
+    __tablename__ = "cdc_tenants"
+
+    org: Mapped[str] = mapped_column(String(63), primary_key=True)
+    config: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    raw_dataset_id: Mapped[str | None] = mapped_column(String(36))
+    accepted_seq: Mapped[int] = mapped_column(BigInteger, default=0)
+    accepted_max_ts: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    staged_seq: Mapped[int] = mapped_column(BigInteger, default=0)
+    staged_max_ts: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    processed_seq: Mapped[int] = mapped_column(BigInteger, default=0)
+    processed_max_ts: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    processed_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+
+
+class CdcChunk(IdMixin, Base):
+    """The events of one accepted request, durable before the 202: Arrow IPC (zstd) in `body`
+    until the dumper has appended them to the staging table (then `body` is dropped)."""
+
+    __tablename__ = "cdc_chunks"
+    __table_args__ = (
+        Index("ix_cdc_chunks_org_first_seq", "org", "first_seq", unique=True),
+        Index("ix_cdc_chunks_staged_at", "staged_at"),
+    )
+
+    org: Mapped[str] = mapped_column(String(63))
+    first_seq: Mapped[int] = mapped_column(BigInteger)
+    last_seq: Mapped[int] = mapped_column(BigInteger)
+    count: Mapped[int] = mapped_column(Integer)
+    min_ts: Mapped[datetime] = mapped_column(UTCDateTime())
+    max_ts: Mapped[datetime] = mapped_column(UTCDateTime())
+    accepted_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    staged_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    body: Mapped[bytes | None] = mapped_column(LargeBinary)
+
+
+class CdcIdentity(Base):
+    """An identity that takes part in a link, and its cluster: the smallest id of its connected
+    component (links accumulate; they are never removed)."""
+
+    __tablename__ = "cdc_identities"
+    __table_args__ = (Index("ix_cdc_identities_org_cluster", "org", "cluster_id"),)
+
+    org: Mapped[str] = mapped_column(String(63), primary_key=True)
+    entity_id: Mapped[str] = mapped_column(String(255), primary_key=True)
+    cluster_id: Mapped[str] = mapped_column(String(255))

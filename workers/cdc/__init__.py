@@ -1,0 +1,1 @@
+"""CDC replication's jobs: the dumper (`stage.py`), the processor (`process.py`, `merge.py`)."""

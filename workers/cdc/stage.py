@@ -1,0 +1,163 @@
+"""The dumper: a tenant's accepted chunks appended, in bulk, to the staging table.
+
+One run per tenant at a time (the tenant's staging lease). The run reads the tenant's staged
+watermark from the staging table's snapshots (the truth: `icebatch.cdc.staged.<tenant>` is
+committed with the rows), marks the chunks at or below it staged (a previous run died after its
+commit), then appends the next chunks in seq order, up to `cdc_max_events_per_run` events per
+commit. Appends of different tenants never conflict; a lost compare-and-swap is retried on the
+new parent.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import timedelta
+from typing import Any
+
+import pyarrow as pa
+from pyiceberg.exceptions import CommitFailedException
+from sqlalchemy import select, update
+
+from app import clock
+from app.cdc import service
+from app.config import get_settings
+from app.db import session_scope
+from app.jobs.kinds import JobKind
+from app.lake.catalog import get_catalog
+from app.lake.cdc import EVENT_ARROW, ensure_staging, staged_key, staged_seq
+from app.lake.snapshots import REQUEST_ID
+from app.models import CdcChunk, CdcTenant
+from workers.cdc.tenant_lock import tenant_lock
+from workers.failpoints import failpoint
+from workers.runtime import JobContext
+
+log = logging.getLogger(__name__)
+COMMIT_ATTEMPTS = 5
+STAGING_HISTORY = timedelta(hours=1)
+
+
+def mark_staged(org: str, through: int) -> None:
+    """Chunks up to `through` are in the staging table: drop their bodies, move the mirror."""
+    with session_scope() as session:
+        now = clock.db_now(session)
+        session.execute(
+            update(CdcChunk)
+            .where(CdcChunk.org == org, CdcChunk.last_seq <= through, CdcChunk.staged_at.is_(None))
+            .values(staged_at=now, body=None)
+        )
+        tenant = session.scalar(select(CdcTenant).where(CdcTenant.org == org).with_for_update())
+        if tenant is None or tenant.staged_seq >= through:
+            return
+        newest = session.scalar(
+            select(CdcChunk.max_ts)
+            .where(CdcChunk.org == org, CdcChunk.last_seq <= through)
+            .order_by(CdcChunk.max_ts.desc())
+            .limit(1)
+        )
+        tenant.staged_seq = through
+        tenant.staged_max_ts = newest
+
+
+def _pending(org: str, after: int, budget: int) -> list[tuple[int, int, bytes]]:
+    """(first_seq, last_seq, body) of the next chunks, in order, within `budget` events."""
+    out: list[tuple[int, int, bytes]] = []
+    taken = 0
+    with session_scope() as session:
+        rows = session.execute(
+            select(CdcChunk.first_seq, CdcChunk.last_seq, CdcChunk.count, CdcChunk.body)
+            .where(CdcChunk.org == org, CdcChunk.first_seq > after, CdcChunk.staged_at.is_(None))
+            .order_by(CdcChunk.first_seq)
+            .limit(1000)
+        ).all()
+    expected = after + 1
+    for first, last, count, body in rows:
+        if first != expected or body is None or (out and taken + count > budget):
+            break
+        out.append((first, last, body))
+        taken += count
+        expected = last + 1
+    return out
+
+
+def _append(org: str, table: pa.Table, last: int, request_id: str) -> None:
+    catalog = get_catalog()
+    properties = {
+        staged_key(org): str(last),
+        REQUEST_ID: request_id,
+        "icebatch.operation": "cdc-stage",
+    }
+    for attempt in range(1, COMMIT_ATTEMPTS + 1):
+        staging = ensure_staging(catalog)
+        try:
+            staging.append(table, snapshot_properties=properties)
+            return
+        except CommitFailedException:
+            if attempt == COMMIT_ATTEMPTS:
+                raise
+            log.info("staging append of %s lost a race (attempt %s); again", org, attempt)
+
+
+def expire_history(keep: timedelta = STAGING_HISTORY) -> int:
+    """Expire staging snapshots older than `keep` (the current one always stays): every append
+    rewrites the table metadata with all snapshots, so history must stay short. The data files
+    stay (the table is append-only: the current snapshot holds them all). Best effort: a race
+    with another tenant's append skips it until the next run."""
+    staging = ensure_staging(get_catalog())
+    current = staging.current_snapshot()
+    cutoff = clock.now() - keep
+    old = [
+        s.snapshot_id
+        for s in staging.snapshots()
+        if s.timestamp_ms < cutoff.timestamp() * 1000
+        and (current is None or s.snapshot_id != current.snapshot_id)
+    ]
+    if not old:
+        return 0
+    try:
+        staging.maintenance.expire_snapshots().by_ids(old).commit()
+    except CommitFailedException:
+        return 0
+    return len(old)
+
+
+def stage(ctx: JobContext) -> dict[str, Any]:
+    org = ctx.org
+    settings = get_settings()
+    ctx.set_stage("lock", 0.02)
+    with tenant_lock(ctx, service.lease_key("cdcstage", org), wait_seconds=120) as check:
+        staging = ensure_staging(get_catalog())
+        with session_scope() as session:
+            tenant = session.get(CdcTenant, org)
+            if tenant is None:
+                return {"staged": 0}
+            mirrored, accepted = tenant.staged_seq, tenant.accepted_seq
+        committed = staged_seq(staging, org)
+        done = max(mirrored, committed or 0)
+        mark_staged(org, done)
+        staged = 0
+        ctx.set_stage("append", 0.05)
+        while True:
+            chunks = _pending(org, done, settings.cdc_max_events_per_run)
+            if not chunks:
+                break
+            table = pa.concat_tables(
+                [service.from_ipc(body).cast(EVENT_ARROW) for _, _, body in chunks]
+            )
+            last = chunks[-1][1]
+            check()
+            ctx.check_lease()
+            failpoint("cdc-stage-before-commit")
+            _append(org, table, last, f"{ctx.request_id}:{ctx.job_id}:{last}")
+            failpoint("cdc-stage-after-commit")
+            mark_staged(org, last)
+            staged += table.num_rows
+            done = last
+            ctx.set_stage("append", min(0.95, done / max(accepted, 1)))
+        expired = expire_history()
+    with session_scope() as session:
+        tenant = session.get(CdcTenant, org)
+        if tenant is not None and tenant.raw_dataset_id is not None:
+            config = service.config_of(tenant)
+            if tenant.staged_seq - tenant.processed_seq >= config.backlog_threshold:
+                service.ensure_job(session, org, JobKind.CDC_PROCESS, tenant.raw_dataset_id)
+    return {"staged": staged, "staged_through": done, "snapshots_expired": expired}

@@ -1,0 +1,62 @@
+"""CDC's Celery entry points: the dumper and processor jobs, and the beat's CDC pass."""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime, timedelta
+
+from sqlalchemy import select
+
+from app import clock
+from app.cdc import service
+from app.db import session_scope
+from app.jobs.kinds import JobKind, TaskName
+from app.models import CdcTenant
+from workers.cdc.process import process
+from workers.cdc.stage import stage
+from workers.celery_app import celery, job_task
+
+log = logging.getLogger(__name__)
+
+stage_task = job_task(TaskName.CDC_STAGE, stage)
+process_task = job_task(TaskName.CDC_PROCESS, process)
+
+
+@celery.task(name=TaskName.CDC_SCHEDULE)
+def cdc_schedule_task() -> dict[str, list[str]]:
+    return schedule_cdc()
+
+
+def _due(processed_at: datetime | None, now: datetime, interval: float) -> bool:
+    return processed_at is None or now - processed_at >= timedelta(seconds=interval)
+
+
+def schedule_cdc() -> dict[str, list[str]]:
+    """One pass over the tenants: a dumper for each with events to stage, a processor for each
+    with staged events whose interval has passed or whose backlog crossed its threshold. A
+    tenant's job already queued or running is left alone, so a tenant with a backlog holds
+    one worker at a time and the others' jobs go to the other workers."""
+    out: dict[str, list[str]] = {"stage": [], "process": []}
+    with session_scope() as session:
+        now = clock.db_now(session)
+        tenants = session.scalars(select(CdcTenant).order_by(CdcTenant.org)).all()
+        for tenant in tenants:
+            config = service.config_of(tenant)
+            if tenant.accepted_seq > tenant.staged_seq and not service.active_job(
+                session, tenant.org, JobKind.CDC_STAGE
+            ):
+                service.ensure_job(session, tenant.org, JobKind.CDC_STAGE, None)
+                out["stage"].append(tenant.org)
+            backlog = tenant.staged_seq - tenant.processed_seq
+            if (
+                backlog > 0
+                and tenant.raw_dataset_id is not None
+                and (
+                    backlog >= config.backlog_threshold
+                    or _due(tenant.processed_at, now, config.process_interval_seconds)
+                )
+                and not service.active_job(session, tenant.org, JobKind.CDC_PROCESS)
+            ):
+                service.ensure_job(session, tenant.org, JobKind.CDC_PROCESS, tenant.raw_dataset_id)
+                out["process"].append(tenant.org)
+    return out
