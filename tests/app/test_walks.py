@@ -5,6 +5,7 @@ mutating call 403 naming the scope it needs. A route in neither walk must be lis
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -46,6 +47,9 @@ def at(url: str, **kwargs: Any) -> Request:
 
 
 D = "/v1/datasets/{o.dataset}"
+CDC_EVENT = json.dumps(
+    {"op": "PUT", "entity_id": "p9", "record_type": "r", "timestamp": 1e12 * 2, "payload": {}}
+)
 WALKS: dict[tuple[str, str], Walk] = {
     ("POST", "/v1/datasets"): Walk("write", at("/v1/datasets", json=EVENTS), False),
     ("GET", "/v1/datasets"): Walk("read", at("/v1/datasets"), False),
@@ -116,6 +120,14 @@ WALKS: dict[tuple[str, str], Walk] = {
     ("GET", "/v1/keys"): Walk("admin", at("/v1/keys"), False),
     ("DELETE", "/v1/keys/{key_id}"): Walk("admin", at("/v1/keys/{o.key}"), True),
     ("GET", "/v1/audit"): Walk("admin", at("/v1/audit"), False),
+    ("POST", "/v1/cdc/events"): Walk("write", at("/v1/cdc/events", content=CDC_EVENT), False),
+    ("GET", "/v1/cdc/lag"): Walk("read", at("/v1/cdc/lag"), False),
+    ("GET", "/v1/cdc/config"): Walk("read", at("/v1/cdc/config"), False),
+    ("PUT", "/v1/cdc/config"): Walk(
+        "admin", at("/v1/cdc/config", json={"retention_days": 7}), False
+    ),
+    ("POST", "/v1/cdc/process"): Walk("write", at("/v1/cdc/process"), False),
+    ("GET", "/v1/cdc/profiles/{entity_id}"): Walk("read", at("/v1/cdc/profiles/p1"), True),
 }
 # routes without a key: nothing of an org to reach, nothing to mutate
 EXEMPT = {("GET", "/healthz"), ("GET", "/readyz"), ("GET", "/metrics")}
@@ -131,6 +143,7 @@ EXEMPT |= {
         "/ui/jobs",
         "/ui/privacy",
         "/ui/privacy/{job_id}",
+        "/ui/cdc",
     )
 }
 
@@ -158,6 +171,18 @@ def test_every_route_is_walked_or_exempt() -> None:
     assert all(walk.names_ids for (_, path), walk in WALKS.items() if "_id}" in path)
 
 
+def linked(a: TestClient) -> None:
+    """A's CDC tenant (its raw table: a second dataset) with identities p1 and p2 linked, as
+    its processor would have left them (this test runs no worker)."""
+    from app.db import session_scope
+    from app.models import CdcIdentity
+
+    assert a.put("/v1/cdc/config", json={}).status_code == 200
+    with session_scope() as session:
+        for entity in ("p1", "p2"):
+            session.add(CdcIdentity(org=a.org, entity_id=entity, cluster_id="p1"))  # type: ignore[attr-defined]
+
+
 def org_a(client_for: ClientFactory) -> tuple[TestClient, Objects]:
     a = client_for()
     dataset = a.post("/v1/datasets", json=EVENTS).json()["id"]
@@ -167,6 +192,7 @@ def org_a(client_for: ClientFactory) -> tuple[TestClient, Objects]:
         "/v1/privacy/jobs", json={"dataset_ids": [dataset], "column": "user_id", "values": ["u1"]}
     ).json()
     key = a.post("/v1/keys", json={"scope": "read"}).json()["id"]
+    linked(a)
     assert a.post(f"/v1/datasets/{dataset}/consumers", json={"name": "c1"}).status_code == 200
     objects = Objects(dataset, batch, privacy["id"], privacy["datasets"][0]["job_id"], key)
     return a, objects
@@ -226,4 +252,5 @@ def test_too_small_a_key_gets_403_naming_the_scope(client_for: ClientFactory, sc
     if scope == "read":
         batch = a.get(f"/v1/batches/{objects.batch}").json()
         assert (batch["status"], batch["file_count"]) == ("loading", 1)
-        assert len(a.get("/v1/datasets").json()["items"]) == 1
+        names = [d["name"] for d in a.get("/v1/datasets").json()["items"]]
+        assert sorted(names) == ["cdc_raw", "events"]
