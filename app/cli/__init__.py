@@ -1,11 +1,13 @@
 """`icebatch`: run the product (up, api, worker, migrate), manage keys, check consistency
-(doctor), and use it as a client (datasets, batches, privacy, vacuum, compact, changes, jobs)."""
+(doctor), and use it as a client (datasets,
+batches, privacy, vacuum, compact, changes, jobs, cdc)."""
 
 from __future__ import annotations
 
 # each module registers its commands on `cli`
 from app.cli import (  # noqa: F401
     batches,
+    cdc,
     changes,
     datasets,
     doctor,
@@ -23,6 +25,7 @@ cli.add_typer(datasets.datasets, name="datasets")
 cli.add_typer(batches.batches, name="batches")
 cli.add_typer(privacy.privacy, name="privacy")
 cli.add_typer(jobs.jobs, name="jobs")
+cli.add_typer(cdc.cdc, name="cdc")
 
 __all__ = ["alembic_config", "cli", "main", "migrate"]
 

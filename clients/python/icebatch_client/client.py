@@ -43,6 +43,7 @@ from icebatch_client._generated.models import (
     SnapshotOut,
     VacuumRequest,
 )
+from icebatch_client.cdc import Cdc
 from icebatch_client.errors import BatchFailed, JobFailed, raise_for
 from icebatch_client.reads import Reads
 
@@ -53,9 +54,10 @@ IN_FLIGHT_JOB = frozenset({"queued", "running"})
 PRIVACY_DONE = frozenset({"complete", "erased", "failed"})
 
 
-class Icebatch(Reads):
+class Icebatch(Reads, Cdc):
     """A client of one Icebatch API with one API key: datasets, batches, restatements, jobs and
-    maintenance here; reads in `Reads`, the shared plumbing in `Base` (same arguments).
+    maintenance here; reads in `Reads`, CDC replication in `Cdc`, the shared plumbing in `Base`
+    (same arguments).
     """
 
     # -- datasets -----------------------------------------------------------------------------

@@ -13,6 +13,10 @@ from .batch_out import BatchOut
 from .batch_out_errors_type_0_item import BatchOutErrorsType0Item
 from .batch_out_replay_type_0 import BatchOutReplayType0
 from .batch_status import BatchStatus
+from .cdc_config import CdcConfig
+from .cdc_config_out import CdcConfigOut
+from .cdc_events_post_json_body_item import CdcEventsPostJsonBodyItem
+from .cdc_lag import CdcLag
 from .changes_read_format import ChangesReadFormat
 from .changes_read_kind import ChangesReadKind
 from .compact_request import CompactRequest
@@ -30,6 +34,7 @@ from .dataset_out_retention import DatasetOutRetention
 from .dataset_out_schema_item import DatasetOutSchemaItem
 from .dataset_stats import DatasetStats
 from .dataset_stats_batches import DatasetStatsBatches
+from .events_accepted import EventsAccepted
 from .export_create import ExportCreate
 from .export_create_kind import ExportCreateKind
 from .export_out import ExportOut
@@ -50,6 +55,13 @@ from .privacy_job_out import PrivacyJobOut
 from .privacy_job_out_receipt_type_0 import PrivacyJobOutReceiptType0
 from .problem import Problem
 from .problem_error import ProblemError
+from .process_started import ProcessStarted
+from .profile import Profile
+from .profile_merged import ProfileMerged
+from .profile_record import ProfileRecord
+from .profile_record_document import ProfileRecordDocument
+from .pushdown import Pushdown
+from .pushdown_type import PushdownType
 from .readiness import Readiness
 from .readiness_checks import ReadinessChecks
 from .replay_spec import ReplaySpec
@@ -83,6 +95,10 @@ __all__ = (
     "BatchOutErrorsType0Item",
     "BatchOutReplayType0",
     "BatchStatus",
+    "CdcConfig",
+    "CdcConfigOut",
+    "CdcEventsPostJsonBodyItem",
+    "CdcLag",
     "ChangesReadFormat",
     "ChangesReadKind",
     "CompactRequest",
@@ -100,6 +116,7 @@ __all__ = (
     "DatasetOutSchemaItem",
     "DatasetStats",
     "DatasetStatsBatches",
+    "EventsAccepted",
     "ExportCreate",
     "ExportCreateKind",
     "ExportOut",
@@ -120,6 +137,13 @@ __all__ = (
     "PrivacyJobOutReceiptType0",
     "Problem",
     "ProblemError",
+    "ProcessStarted",
+    "Profile",
+    "ProfileMerged",
+    "ProfileRecord",
+    "ProfileRecordDocument",
+    "Pushdown",
+    "PushdownType",
     "Readiness",
     "ReadinessChecks",
     "ReplaySpec",

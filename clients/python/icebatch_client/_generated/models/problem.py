@@ -29,7 +29,7 @@ class Problem:
             batch_id (None | str | Unset): The batch the problem is about
             batch_status (None | str | Unset): 409 on a batch: the batch's status, which forbids the call
             dataset_id (None | str | Unset): The dataset the problem is about
-            errors (list[ProblemError] | None | Unset): 422 before the endpoint ran: each invalid input
+            errors (list[ProblemError] | None | Unset): 422: each invalid input
             file (None | str | Unset): 507: the file that was not kept
             instance (None | str | Unset): The path of the request
             job_id (None | str | Unset): 409: the job already running that blocks this one

@@ -1,0 +1,197 @@
+from http import HTTPStatus
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...models.problem import Problem
+from ...models.profile import Profile
+from ...types import Response
+
+
+def _get_kwargs(
+    entity_id: str,
+) -> dict[str, Any]:
+    _kwargs: dict[str, Any] = {
+        "method": "get",
+        "url": "/v1/cdc/profiles/{entity_id}".format(
+            entity_id=quote(str(entity_id), safe=""),
+        ),
+    }
+
+    return _kwargs
+
+
+def _parse_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Problem | Profile | None:
+    if response.status_code == 200:
+        response_200 = Profile.from_dict(response.json())
+
+        return response_200
+
+    if response.status_code == 401:
+        response_401 = Problem.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = Problem.from_dict(response.json())
+
+        return response_403
+
+    if response.status_code == 404:
+        response_404 = Problem.from_dict(response.json())
+
+        return response_404
+
+    if response.status_code == 422:
+        response_422 = Problem.from_dict(response.json())
+
+        return response_422
+
+    if response.status_code == 429:
+        response_429 = Problem.from_dict(response.json())
+
+        return response_429
+
+    if response.status_code == 503:
+        response_503 = Problem.from_dict(response.json())
+
+        return response_503
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Response[Problem | Profile]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    entity_id: str,
+    *,
+    client: AuthenticatedClient,
+) -> Response[Problem | Profile]:
+    """The merged profile of an identity: its cluster's members, records and merged document.
+
+     Identities linked through `related_ids` (at any time) form a cluster; `merged` deep-merges
+    the members' documents, the newer timestamp winning field by field.
+
+    Args:
+        entity_id (str):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Problem | Profile]
+    """
+
+    kwargs = _get_kwargs(
+        entity_id=entity_id,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    entity_id: str,
+    *,
+    client: AuthenticatedClient,
+) -> Problem | Profile | None:
+    """The merged profile of an identity: its cluster's members, records and merged document.
+
+     Identities linked through `related_ids` (at any time) form a cluster; `merged` deep-merges
+    the members' documents, the newer timestamp winning field by field.
+
+    Args:
+        entity_id (str):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Problem | Profile
+    """
+
+    return sync_detailed(
+        entity_id=entity_id,
+        client=client,
+    ).parsed
+
+
+async def asyncio_detailed(
+    entity_id: str,
+    *,
+    client: AuthenticatedClient,
+) -> Response[Problem | Profile]:
+    """The merged profile of an identity: its cluster's members, records and merged document.
+
+     Identities linked through `related_ids` (at any time) form a cluster; `merged` deep-merges
+    the members' documents, the newer timestamp winning field by field.
+
+    Args:
+        entity_id (str):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Problem | Profile]
+    """
+
+    kwargs = _get_kwargs(
+        entity_id=entity_id,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    entity_id: str,
+    *,
+    client: AuthenticatedClient,
+) -> Problem | Profile | None:
+    """The merged profile of an identity: its cluster's members, records and merged document.
+
+     Identities linked through `related_ids` (at any time) form a cluster; `merged` deep-merges
+    the members' documents, the newer timestamp winning field by field.
+
+    Args:
+        entity_id (str):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Problem | Profile
+    """
+
+    return (
+        await asyncio_detailed(
+            entity_id=entity_id,
+            client=client,
+        )
+    ).parsed
