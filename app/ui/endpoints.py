@@ -74,3 +74,8 @@ def ui_privacy_jobs(request: Request) -> HTMLResponse:
 @router.get("/privacy/{job_id}", response_class=HTMLResponse)
 def ui_privacy(request: Request, job_id: str) -> HTMLResponse:
     return page(request, "privacy", "Privacy job", job=job_id)
+
+
+@router.get("/cdc", response_class=HTMLResponse)
+def ui_cdc(request: Request) -> HTMLResponse:
+    return page(request, "cdc", "Replication")

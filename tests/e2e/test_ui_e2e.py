@@ -8,11 +8,13 @@ before made: the screenshot test shows them all); each test has a fresh browser 
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import httpx
@@ -236,6 +238,60 @@ def test_a_batch_page_follows_its_ingest_live(lake: Lake, page: Page) -> None:
     expect(page.locator("#progress")).to_have_class("progress done")
     expect(page.locator("#progress")).to_have_attribute("aria-valuenow", "100")
     assert page.evaluate("window.__notReloaded") is True
+
+
+def test_the_replication_page_follows_the_lag_and_shows_a_profile(lake: Lake, page: Page) -> None:
+    # another tenant (B's key) posts change events; the beat stages and processes them and the
+    # lag card follows without a reload; a profile lookup shows the linked cluster merged
+    now = datetime.now(UTC)
+    events = [
+        {
+            "op": "PUT",
+            "entity_id": "u1",
+            "record_type": "profile",
+            "related_ids": ["crm:1"],
+            "timestamp": (now - timedelta(minutes=3)).isoformat(),
+            "payload": {"name": "Ada"},
+        },
+        {
+            "op": "PUT",
+            "entity_id": "crm:1",
+            "record_type": "account",
+            "timestamp": (now - timedelta(minutes=2)).isoformat(),
+            "payload": {"tier": "gold"},
+        },
+        {
+            "op": "PATCH",
+            "entity_id": "u1",
+            "record_type": "profile",
+            "timestamp": (now - timedelta(minutes=1)).isoformat(),
+            "payload": {"city": "Lyon"},
+        },
+    ]
+    api = lake.service.client(lake.other_key)
+    body = "\n".join(json.dumps(e) for e in events)
+    answer = api.post(
+        "/v1/cdc/events", content=body, headers={"Content-Type": "application/x-ndjson"}
+    )
+    assert answer.json() == {"accepted": 3, "first_sequence": 1, "last_sequence": 3}
+    signed_in(page, lake, lake.other_key)
+    page.click("header nav >> text=Replication")
+    expect(page).to_have_url(f"{lake.url}/ui/cdc")
+    card = page.locator("section[id^=lag-]")
+    expect(card.locator('[data-stage="accepted"]')).to_have_text("3")
+    expect(card.locator('[data-stage="processed"]')).to_have_text("3", timeout=120_000)
+    expect(card).to_have_attribute("data-behind", "false")
+    expect(card.locator('[data-field="Replication lag"]')).to_have_text("0 s")
+    page.fill("#profile-id", "crm:1")
+    page.click("#profile-form button")
+    expect(page.locator("dl.fields").last).to_contain_text("Memberscrm:1, u1")
+    merged = json.loads(page.locator("#profile-merged").inner_text())
+    assert merged == {"name": "Ada", "city": "Lyon", "tier": "gold"}
+    page.fill("#profile-id", "nobody")
+    page.click("#profile-form button")
+    expect(page.locator("#main")).to_contain_text("No record or link of that identity.")
+    expect(page.locator("#main")).not_to_contain_text("[object")
+    api.close()
 
 
 def test_a_revoked_key_goes_back_to_sign_in(lake: Lake, page: Page) -> None:

@@ -517,9 +517,62 @@ async function privacyJobsPage() {
   }, POLL_MS);
 }
 
+// -- replication ---------------------------------------------------------------------------
+function seconds(value) {
+  if (!value) return "0 s";
+  if (value < 120) return `${value.toFixed(1)} s`;
+  if (value < 7200) return `${(value / 60).toFixed(1)} min`;
+  return `${(value / 3600).toFixed(1)} h`;
+}
+
+function lagCard(lag) {
+  const of = (n) => (lag.accepted ? Math.min(100, (100 * n) / lag.accepted) : 100);
+  const meter = (label, n) => {
+    const bar = h("span", { class: "meter-fill" });
+    bar.style.width = `${of(n).toFixed(1)}%`; // the CSP allows CSSOM, not style attributes
+    return h("div", { class: "meter-row" }, h("span", {}, label), h("span", { class: "meter" }, bar),
+      h("span", { class: "num", "data-stage": label.toLowerCase() }, num(n)));
+  };
+  const behind = lag.processed < lag.accepted;
+  return h("section", { class: "card", id: `lag-${lag.tenant}`, "data-behind": String(behind) },
+    h("h2", {}, `Tenant ${lag.tenant} `, pill(behind ? "processing" : "success")),
+    h("div", { class: "meters" }, meter("Accepted", lag.accepted), meter("Staged", lag.staged), meter("Processed", lag.processed)),
+    h("dl", { class: "fields" },
+      [["Staging lag", seconds(lag.staging_lag_seconds)], ["Oldest unstaged event", seconds(lag.oldest_unstaged_age_seconds)],
+        ["Replication lag", seconds(lag.replication_lag_seconds)], ["Oldest unapplied event", seconds(lag.oldest_unprocessed_age_seconds)],
+        ["Newest applied event", when(lag.newest_processed_timestamp)], ["Last processed", when(lag.processed_at)]]
+        .map(([k, v]) => [h("dt", {}, k), h("dd", { "data-field": k }, v)])));
+}
+
+async function cdcPage() {
+  const config = (await api("/v1/cdc/config")).data;
+  const card = h("div", {});
+  const found = h("div", {});
+  const input = h("input", { id: "profile-id", placeholder: "entity id", required: true });
+  const form = h("form", { id: "profile-form", class: "inline" }, input, h("button", { type: "submit" }, "Show profile"));
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    try {
+      const p = (await api(`/v1/cdc/profiles/${encodeURIComponent(input.value.trim())}`)).data;
+      fill(found, h("dl", { class: "fields" }, [["Cluster", p.cluster_id], ["Members", p.members.join(", ")],
+        ["Records", num(p.records.length)]].map(([k, v]) => [h("dt", {}, k), h("dd", {}, v)])),
+        h("pre", { class: "json", id: "profile-merged" }, JSON.stringify(p.merged, null, 2)));
+    } catch (error) {
+      fill(found, h("p", { class: "muted" }, error.status === 404 ? "No record or link of that identity." : String(error.message || error)));
+    }
+  });
+  render(h("div", { class: "head" }, h("div", {}, h("h1", {}, "Replication"),
+      h("p", { class: "muted" }, "Change events → staging → the raw table",
+        config.raw_dataset_id ? [" (", h("a", { href: `/ui/datasets/${config.raw_dataset_id}` }, config.raw_table), ")"] : ""))),
+    card, h("section", { class: "card" }, h("h2", {}, "Merged profile"), form, found));
+  const draw = async () => fill(card, lagCard((await api("/v1/cdc/lag")).data));
+  await draw();
+  setInterval(() => draw().catch(failure), POLL_MS);
+}
+
 // -- start -------------------------------------------------------------------------------
 const pages = { datasets: datasetsPage, dataset: datasetPage, batch: batchPage, jobs: jobsPage,
-  privacy: privacyPage, "privacy-jobs": privacyJobsPage };
+  privacy: privacyPage, "privacy-jobs": privacyJobsPage, cdc: cdcPage };
 const name = body.dataset.page;
 if (name === "login") {
   loginPage();
