@@ -19,6 +19,7 @@ Under the tenant's lock (the raw dataset's commit lease) one run:
 from __future__ import annotations
 
 import logging
+import time
 import uuid
 import warnings
 from datetime import UTC, datetime
@@ -61,13 +62,16 @@ def _before(ts_a: Any, seq_a: Any, ts_b: Any, seq_b: Any) -> Any:
 
 def fold_input(
     spark: SparkSession, org: str, raw_name: str, low: int, high: int
-) -> tuple[DataFrame, DataFrame]:
-    """(the fold's input rows, the new events) for events low < seq <= high."""
+) -> tuple[DataFrame, DataFrame, list[DataFrame]]:
+    """(the fold's input rows, the new events, the frames cached for them: unpersist those
+    when done) for events low < seq <= high. The tenant's staged history is scanned only when
+    some entity needs it (absent from the raw table, or late)."""
     staging = spark.table(quoted(lake.STAGING)).where(F.col("tenant") == org)
     new = staging.where((F.col("seq") > low) & (F.col("seq") <= high)).select(
         "entity_id", "timestamp", "seq", "op", "record_type", "related_ids", "payload"
     )
     new = new.persist()
+    cached = [new]
     first = new.groupBy("entity_id").agg(F.min(F.struct("timestamp", "seq")).alias("first"))
     raw = spark.table(raw_name).select(
         "entity_id",
@@ -77,7 +81,8 @@ def fold_input(
         "related_ids",
         "document",
     )
-    joined = first.join(raw, "entity_id", "left")
+    joined = first.join(raw, "entity_id", "left").persist()
+    cached.append(joined)
     present = joined.where(F.col("r_seq").isNotNull())
     is_late = _before(F.col("first.timestamp"), F.col("first.seq"), F.col("r_ts"), F.col("r_seq"))
     late_present = present.where(is_late).select("entity_id")
@@ -92,9 +97,12 @@ def fold_input(
         F.col("document").alias("payload"),
     )
     absent = joined.where(F.col("r_seq").isNull()).select("entity_id", "first")
+    if absent.isEmpty():
+        staging_before = staging.where(F.lit(False))
+    else:
+        staging_before = staging.where(F.col("seq") <= low)
     history = (
-        staging.where(F.col("seq") <= low)
-        .select("entity_id", "timestamp", "seq", "related_ids")
+        staging_before.select("entity_id", "timestamp", "seq", "related_ids")
         .join(absent.select("entity_id"), "entity_id", "left_semi")
         .groupBy("entity_id")
         .agg(
@@ -121,10 +129,11 @@ def fold_input(
         F.col("rel").alias("related_ids"),
         F.lit(None).cast("string").alias("payload"),
     )
-    late = late_present.unionByName(late_gone)
+    late = late_present.unionByName(late_gone).persist()
+    cached.append(late)
     events = new.join(late, "entity_id", "left_anti")
     refold = (
-        staging.where(F.col("seq") <= high)
+        staging.where(F.col("seq") <= high if not late.isEmpty() else F.lit(False))
         .select("entity_id", "timestamp", "seq", "op", "record_type", "related_ids", "payload")
         .join(late, "entity_id", "left_semi")
     )
@@ -142,7 +151,7 @@ def fold_input(
         for df in (events, refold)
     ]
     rows = base_rows.unionByName(gone_rows).unionByName(as_events[0]).unionByName(as_events[1])
-    return rows.select(*INPUT_COLUMNS), new
+    return rows.select(*INPUT_COLUMNS), new, cached
 
 
 def _commit_properties(spark: SparkSession, properties: dict[str, str]) -> Any:
@@ -218,7 +227,7 @@ def process(ctx: JobContext) -> dict[str, Any]:
         ctx.set_stage("fold", 0.1)
         spark = get_spark()
         raw_name = quoted(identifier)
-        rows, new = fold_input(spark, org, raw_name, low, high)
+        rows, new, cached = fold_input(spark, org, raw_name, low, high)
         try:
             with warnings.catch_warnings():
                 # PySpark 3.5's Arrow helpers use distutils' LooseVersion; harmless here
@@ -227,7 +236,8 @@ def process(ctx: JobContext) -> dict[str, Any]:
                     ctx, spark, org, raw_name, rows, new, config, low, high, max_ts, check
                 )
         finally:
-            new.unpersist()
+            for frame in cached:
+                frame.unpersist()
     return result
 
 
@@ -253,6 +263,15 @@ def _apply(
         .where(F.col("_action") != "none")
         .persist()
     )
+    took: dict[str, float] = {}
+    mark = time.monotonic()
+
+    def lap(step: str) -> None:
+        nonlocal mark
+        now = time.monotonic()
+        took[step] = round(now - mark, 2)
+        mark = now
+
     try:
         stats = new.agg(
             F.count("*").alias("n"), F.max(F.unix_micros("timestamp")).alias("newest")
@@ -266,6 +285,7 @@ def _apply(
             .distinct()
             .collect()
         ]
+        lap("fold")
         ctx.set_stage("link", 0.5)
         with session_scope() as session:
             labels = clusters.link(session, org, pairs)
@@ -307,22 +327,27 @@ def _apply(
             REQUEST_ID: f"{ctx.request_id}:{ctx.job_id}:{high}",
         }
         properties = {k: v for k, v in properties.items() if v}
+        lap("link")
         ctx.set_stage("merge", 0.6)
         check()
         ctx.check_lease()
         failpoint("cdc-process-before-commit")
         merge(spark, raw_name, source, columns, properties)
+        lap("merge")
         identifier = raw_name.replace("`", "").split(".", 1)[1]
         if lake.raw_watermark(get_catalog().load_table(identifier))[0] != high:
             iceberg_java.commit_empty(spark, identifier, properties)  # the merge changed no row
         failpoint("cdc-process-after-commit")
         _mirror(org, high, newest)
         _compact_when_fragmented(ctx, get_catalog().load_table(identifier))
+        lap("commit")
+        log.info("cdc run of %s applied through %s: seconds %s", org, high, took)
         return {
             "applied": int(stats["n"]),
             "entities": len(touched),
             "relabelled": len(relabel),
             "watermark": high,
+            "seconds": took,
         }
     finally:
         folded.unpersist()

@@ -24,7 +24,7 @@ from app.config import get_settings
 from app.db import session_scope
 from app.jobs.kinds import JobKind
 from app.lake.catalog import get_catalog
-from app.lake.cdc import EVENT_ARROW, ensure_staging, staged_key, staged_seq
+from app.lake.cdc import EVENT_ARROW, STAGED, ensure_staging, staged_key, staged_seq
 from app.lake.snapshots import REQUEST_ID
 from app.models import CdcChunk, CdcTenant
 from workers.cdc.tenant_lock import tenant_lock
@@ -33,7 +33,8 @@ from workers.runtime import JobContext
 
 log = logging.getLogger(__name__)
 COMMIT_ATTEMPTS = 5
-STAGING_HISTORY = timedelta(hours=1)
+STAGING_HISTORY = timedelta(minutes=5)
+EXPIRE_BATCH = 50  # snapshots: one expiry commit per this many appends at most
 
 
 def mark_staged(org: str, through: int) -> None:
@@ -97,21 +98,30 @@ def _append(org: str, table: pa.Table, last: int, request_id: str) -> None:
             log.info("staging append of %s lost a race (attempt %s); again", org, attempt)
 
 
-def expire_history(keep: timedelta = STAGING_HISTORY) -> int:
-    """Expire staging snapshots older than `keep` (the current one always stays): every append
-    rewrites the table metadata with all snapshots, so history must stay short. The data files
+def expire_history(keep: timedelta = STAGING_HISTORY, batch: int = EXPIRE_BATCH) -> int:
+    """Expire staging snapshots older than `keep`, once at least `batch` of them can go: every
+    append rewrites the table metadata with all snapshots, so history must stay short. The
+    current snapshot stays, and so does each tenant's newest snapshot that carries its staged
+    watermark (the dumper's truth after a crash, whenever its next run comes). The data files
     stay (the table is append-only: the current snapshot holds them all). Best effort: a race
     with another tenant's append skips it until the next run."""
     staging = ensure_staging(get_catalog())
     current = staging.current_snapshot()
+    keepers = {current.snapshot_id} if current is not None else set()
+    marked: set[str] = set()
+    for snapshot in sorted(staging.snapshots(), key=lambda s: s.sequence_number or 0, reverse=True):
+        props = snapshot.summary.additional_properties if snapshot.summary else {}
+        keys = {k for k in props if k.startswith(STAGED)} - marked
+        if keys:
+            keepers.add(snapshot.snapshot_id)
+            marked |= keys
     cutoff = clock.now() - keep
     old = [
         s.snapshot_id
         for s in staging.snapshots()
-        if s.timestamp_ms < cutoff.timestamp() * 1000
-        and (current is None or s.snapshot_id != current.snapshot_id)
+        if s.timestamp_ms < cutoff.timestamp() * 1000 and s.snapshot_id not in keepers
     ]
-    if not old:
+    if len(old) < batch:
         return 0
     try:
         staging.maintenance.expire_snapshots().by_ids(old).commit()
