@@ -198,8 +198,22 @@ def merge(
         spark.catalog.dropTempView(view)
 
 
+class Laps:
+    """Seconds per step of a run, for the log and the job's result."""
+
+    def __init__(self) -> None:
+        self.took: dict[str, float] = {}
+        self.mark = time.monotonic()
+
+    def __call__(self, step: str) -> None:
+        now = time.monotonic()
+        self.took[step] = round(now - self.mark, 2)
+        self.mark = now
+
+
 def process(ctx: JobContext) -> dict[str, Any]:
     org = ctx.org
+    lap = Laps()
     settings = get_settings()
     with session_scope() as session:
         tenant = session.get(CdcTenant, org)
@@ -224,16 +238,18 @@ def process(ctx: JobContext) -> dict[str, Any]:
         if high <= low:
             _mirror(org, low, max_ts)
             return {"applied": 0, "watermark": low}
+        lap("lock")
         ctx.set_stage("fold", 0.1)
         spark = get_spark()
         raw_name = quoted(identifier)
         rows, new, cached = fold_input(spark, org, raw_name, low, high)
+        lap("plan")
         try:
             with warnings.catch_warnings():
                 # PySpark 3.5's Arrow helpers use distutils' LooseVersion; harmless here
                 warnings.simplefilter("ignore", DeprecationWarning)
                 result = _apply(
-                    ctx, spark, org, raw_name, rows, new, config, low, high, max_ts, check
+                    ctx, spark, org, raw_name, rows, new, config, low, high, max_ts, check, lap
                 )
         finally:
             for frame in cached:
@@ -253,6 +269,7 @@ def _apply(
     high: int,
     max_ts: Any,
     check: Any,
+    lap: Laps,
 ) -> dict[str, Any]:
     pushdown = [p.model_dump() for p in config.pushdown]
     partitions = max(2, spark.sparkContext.defaultParallelism)
@@ -263,15 +280,6 @@ def _apply(
         .where(F.col("_action") != "none")
         .persist()
     )
-    took: dict[str, float] = {}
-    mark = time.monotonic()
-
-    def lap(step: str) -> None:
-        nonlocal mark
-        now = time.monotonic()
-        took[step] = round(now - mark, 2)
-        mark = now
-
     try:
         stats = new.agg(
             F.count("*").alias("n"), F.max(F.unix_micros("timestamp")).alias("newest")
@@ -341,13 +349,13 @@ def _apply(
         _mirror(org, high, newest)
         _compact_when_fragmented(ctx, get_catalog().load_table(identifier))
         lap("commit")
-        log.info("cdc run of %s applied through %s: seconds %s", org, high, took)
+        log.info("cdc run of %s applied through %s: seconds %s", org, high, lap.took)
         return {
             "applied": int(stats["n"]),
             "entities": len(touched),
             "relabelled": len(relabel),
             "watermark": high,
-            "seconds": took,
+            "seconds": lap.took,
         }
     finally:
         folded.unpersist()

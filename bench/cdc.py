@@ -1,0 +1,459 @@
+"""CDC replication end to end, in one run: accept rate, backlog drain, lag at a sustained offered
+rate, and the processor against a plain MERGE INTO.
+
+Run: `.venv/bin/python -m bench.cdc [--entities 1000000] [--events 5000000] [--rate 10000]`
+(`--scale 0.05` for a quick look). PostgreSQL and Redis of this machine; `icebatch api` and
+two `icebatch worker` processes (one with the beat), Spark `local[2]` each.
+
+Three tenants (orgs) hold 40 / 30 / 30 % of `--entities`. Every event body is generated
+before anything is timed (JSON lines, ~150-250 bytes each).
+1. **Accept**: one PUT per entity posted over HTTP in chunks of `--chunk` events by one client
+   thread per tenant, workers stopped: accepted events/s (202 = durable).
+2. **Drain**: the workers start; the time until every tenant's raw table holds all of it:
+   events/s applied end to end from a backlog.
+3. **Sustained**: the rest of `--events` (PUT 30 %, PATCH 60 %, DELETE 10 %; 5 % of event
+   times 1 s-10 min in the past; 3 % carry a link to another entity of the tenant) offered at
+   `--rate` events/s in total, one chunk per tenant per second. Each chunk's lag is the time
+   from its 202 to the lag endpoint's `processed` reaching its last sequence number (polled
+   every 0.25 s); printed as p50/p99, with the seed's `replication_lag_seconds` (event time)
+   sampled meanwhile and the events/s applied end to end (events / (last applied - first
+   posted)).
+4. **Merge step**: with the workers stopped, `--merge-events` more events for the first
+   tenant are staged and processed in this process (the processor job as a worker runs it),
+   timed; then the raw table is set back to the snapshot before that run and a plain Spark
+   `MERGE INTO` of the same folded rows (the processor's result for the touched entities,
+   materialized first: upserts and deletes) is timed on it. Both results are compared row
+   for row; the ratio is plain seconds / processor seconds (goal >= 0.7).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import statistics
+import threading
+import time
+import uuid
+import warnings
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import httpx
+import psycopg
+
+from bench.common import ICEBATCH, Procs, free_port, machine_line, start, stop, wait_for, work_dir
+
+PG = "postgresql://postgres@127.0.0.1:5432"
+REDIS = "redis://127.0.0.1:6379/13"
+SHARES = (0.4, 0.3, 0.3)
+NDJSON = {"Content-Type": "application/x-ndjson"}
+CITIES = ["Lyon", "Oslo", "Porto", "Graz", "Turku", "Cork"]
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else float("nan")
+
+
+class Tenant:
+    def __init__(self, name: str, entities: int, seed: int) -> None:
+        self.name = name
+        self.org = f"bench_cdc_{name}_{uuid.uuid4().hex[:6]}"
+        self.entities = entities
+        self.rng = random.Random(seed)
+        self.key = ""
+        self.client: httpx.Client | None = None
+        self.accepted = 0
+
+    def event(self, op: str, entity: int, at: datetime, i: int) -> str:
+        e: dict[str, Any] = {
+            "op": op,
+            "entity_id": f"{self.name}{entity:07d}",
+            "record_type": "customer",
+            "timestamp": int(at.timestamp() * 1000),
+            "source": "crm",
+        }
+        if self.rng.random() < 0.03:
+            e["related_ids"] = [f"{self.name}{self.rng.randrange(self.entities):07d}"]
+        if op == "PUT":
+            e["payload"] = {
+                "name": f"customer {entity}",
+                "email": f"c{entity}@example.com",
+                "tier": self.rng.randint(0, 4),
+                "address": {"city": self.rng.choice(CITIES), "zip": f"{entity % 99999:05d}"},
+                "tags": [i % 7, i % 11],
+            }
+        elif op == "PATCH":
+            e["payload"] = {
+                "tier": self.rng.randint(0, 4),
+                "visits": i,
+                "address": {"city": self.rng.choice(CITIES)},
+                "tags": None if self.rng.random() < 0.1 else [i % 5],
+            }
+        return json.dumps(e, separators=(",", ":"))
+
+    def creation(self, base: datetime, chunk: int) -> list[bytes]:
+        lines = [
+            self.event("PUT", n, base + timedelta(microseconds=n), n) for n in range(self.entities)
+        ]
+        return ["\n".join(lines[i : i + chunk]).encode() for i in range(0, len(lines), chunk)]
+
+    def stream(self, start: datetime, seconds: int, per_second: int) -> list[bytes]:
+        bodies = []
+        for s in range(seconds):
+            lines = []
+            for j in range(per_second):
+                at = start + timedelta(seconds=s, microseconds=j)
+                if self.rng.random() < 0.05:
+                    at -= timedelta(seconds=self.rng.uniform(1, 600))
+                op = self.rng.choices(("PUT", "PATCH", "DELETE"), (30, 60, 10))[0]
+                lines.append(self.event(op, self.rng.randrange(self.entities), at, s * 10_000 + j))
+            bodies.append("\n".join(lines).encode())
+        return bodies
+
+    def post(self, body: bytes) -> dict[str, Any]:
+        assert self.client is not None
+        for attempt in range(5):
+            answer = self.client.post("/v1/cdc/events", content=body, headers=NDJSON)
+            if answer.status_code == 202:
+                accepted: dict[str, Any] = answer.json()
+                self.accepted = max(self.accepted, accepted["last_sequence"])
+                return accepted
+            if answer.status_code not in (429, 503) or attempt == 4:
+                raise RuntimeError(f"{answer.status_code}: {answer.text[:500]}")
+            time.sleep(float(answer.headers.get("Retry-After", "1")))
+        raise AssertionError("unreachable")
+
+    def lag(self) -> dict[str, Any]:
+        assert self.client is not None
+        figures: dict[str, Any] = self.client.get("/v1/cdc/lag").json()
+        return figures
+
+
+def in_threads(work: dict[Tenant, Any]) -> None:
+    errors: list[BaseException] = []
+
+    def run(tenant: Tenant) -> None:
+        try:
+            work[tenant](tenant)
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run, args=(t,)) for t in work]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errors:
+        raise errors[0]
+
+
+def drained(tenants: list[Tenant], procs: Procs, timeout: float) -> float:
+    started = time.monotonic()
+    wait_for(
+        lambda: all(t.lag()["processed"] >= t.accepted for t in tenants),
+        "every tenant replicated",
+        procs,
+        timeout,
+    )
+    return time.monotonic() - started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--entities", type=int, default=1_000_000)
+    parser.add_argument("--events", type=int, default=5_000_000, help="in all, creation included")
+    parser.add_argument("--rate", type=int, default=10_000, help="offered events/s (sustained)")
+    parser.add_argument("--chunk", type=int, default=20_000, help="events per request (accept)")
+    parser.add_argument("--merge-events", type=int, default=300_000)
+    parser.add_argument("--scale", type=float, default=1.0, help="multiplies the sizes")
+    parser.add_argument("--keep", action="store_true")
+    args = parser.parse_args()
+    for name in ("entities", "events", "merge_events"):
+        setattr(args, name, int(getattr(args, name) * args.scale))
+    machine_line("local[2]", ", 1 API process, 2 workers")
+    database = f"bench_cdc_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(f"{PG}/postgres", autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{database}"')
+    procs: Procs = []
+    with work_dir("icebatch-bench-cdc-", args.keep) as work:
+        env = {
+            **os.environ,
+            "ICEBATCH_HOME": str(work),
+            "ICEBATCH_DATABASE_URL": f"{PG}/{database}",
+            "ICEBATCH_BROKER_URL": REDIS,
+            "ICEBATCH_RATE_LIMIT_PER_SECOND": "1000000",
+            "ICEBATCH_RATE_LIMIT_BURST": "1000000",
+            "ICEBATCH_SPARK_MASTER": "local[2]",
+            "ICEBATCH_SPARK_DRIVER_MEMORY": "4g",
+            "ICEBATCH_CDC_SCHEDULE_SECONDS": "1",
+        }
+        try:
+            run(args, env, work, procs)
+        finally:
+            stop(procs)
+            if not args.keep:
+                with psycopg.connect(f"{PG}/postgres", autocommit=True) as conn:
+                    conn.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
+
+
+def start_workers(env: dict[str, str], work: Path, procs: Procs) -> Procs:
+    workers = [
+        start([ICEBATCH, "worker", "--beat"], env, work / "worker-a.log"),
+        start([ICEBATCH, "worker"], env, work / "worker-b.log"),
+    ]
+    procs.extend(workers)
+    return workers
+
+
+def run(args: argparse.Namespace, env: dict[str, str], work: Path, procs: Procs) -> None:
+    import redis
+
+    redis.Redis.from_url(REDIS).flushdb()
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    tenants = [
+        Tenant(name, int(args.entities * share), seed)
+        for seed, (name, share) in enumerate(zip("abc", SHARES, strict=True))
+    ]
+    streamed = args.events - sum(t.entities for t in tenants)
+    seconds = max(1, streamed // args.rate)
+    per_second = [int(args.rate * share) for share in SHARES]
+
+    generating = time.monotonic()
+    now = datetime.now(UTC).replace(microsecond=0)
+    creation = {t: t.creation(now - timedelta(hours=1, seconds=10), args.chunk) for t in tenants}
+    streams = {
+        t: t.stream(now - timedelta(hours=1), seconds, n)
+        for t, n in zip(tenants, per_second, strict=True)
+    }
+    total = sum(t.entities for t in tenants) + seconds * sum(per_second)
+    size = sum(len(b) for bodies in (*creation.values(), *streams.values()) for b in bodies)
+    print(
+        f"generated {total:,} events ({size / 1e6:.0f} MB of JSON lines) for "
+        f"{sum(t.entities for t in tenants):,} entities in {time.monotonic() - generating:.0f} s",
+        flush=True,
+    )
+
+    import subprocess
+
+    for t in tenants:
+        argv = [ICEBATCH, "keys", "create", "--org", t.org]
+        t.key = subprocess.run(argv, env=env, capture_output=True, check=True, text=True).stdout
+        t.key = t.key.split()[-1]
+    procs.append(start([ICEBATCH, "api", "--port", str(port)], env, work / "api.log"))
+
+    def ready() -> bool:
+        try:
+            return httpx.get(f"{base}/readyz", timeout=2).status_code == 200
+        except httpx.HTTPError:
+            return False
+
+    wait_for(ready, "the API", procs)
+    for t in tenants:
+        t.client = httpx.Client(
+            base_url=base, headers={"Authorization": f"Bearer {t.key}"}, timeout=300
+        )
+        config = {"process_interval_seconds": 2, "backlog_threshold": 100_000}
+        t.client.put("/v1/cdc/config", json=config).raise_for_status()
+
+    # 1. accept, workers stopped
+    started = time.monotonic()
+    in_threads({t: lambda t: [t.post(b) for b in creation[t]] for t in tenants})
+    accept_s = time.monotonic() - started
+    created = sum(t.entities for t in tenants)
+    print(f"accept: {created:,} events in {accept_s:.1f} s = {created / accept_s:,.0f} events/s")
+
+    # 2. drain the creation backlog
+    workers = start_workers(env, work, procs)
+    drain_s = drained(tenants, procs, timeout=3600)
+    print(
+        f"drain: {created:,} events applied in {drain_s:.1f} s (workers' start included) = "
+        f"{created / drain_s:,.0f} events/s",
+        flush=True,
+    )
+
+    # 3. sustained offered rate
+    chunks: list[tuple[Tenant, int, float]] = []
+    lags: list[float] = []
+    lock = threading.Lock()
+    t0 = time.monotonic()
+
+    def offer(t: Tenant) -> None:
+        for s, body in enumerate(streams[t]):
+            time.sleep(max(0.0, t0 + s - time.monotonic()))
+            accepted = t.post(body)
+            with lock:
+                chunks.append((t, accepted["last_sequence"], time.monotonic()))
+
+    applied_at: dict[tuple[str, int], float] = {}
+    stop_watch = threading.Event()
+
+    def watch() -> None:
+        while not stop_watch.wait(0.25):
+            for t in tenants:
+                figures = t.lag()
+                now_s = time.monotonic()
+                with lock:
+                    mine = [c for c in chunks if c[0] is t and (t.name, c[1]) not in applied_at]
+                for _, last, _ in mine:
+                    if figures["processed"] >= last:
+                        applied_at[(t.name, last)] = now_s
+                lags.append(figures["replication_lag_seconds"])
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    in_threads(dict.fromkeys(tenants, offer))
+    offered_s = time.monotonic() - t0
+    drained(tenants, procs, timeout=3600)
+    time.sleep(0.5)
+    stop_watch.set()
+    watcher.join()
+    latencies = [applied_at[(t.name, last)] - posted for t, last, posted in chunks]
+    streamed_events = seconds * sum(per_second)
+    end_to_end = max(applied_at.values()) - t0
+    print(
+        f"sustained: {streamed_events:,} events offered at {args.rate:,}/s over {offered_s:.0f} s "
+        f"(achieved offer {streamed_events / offered_s:,.0f}/s); applied end to end "
+        f"{streamed_events / end_to_end:,.0f} events/s; chunk lag (202 -> applied) "
+        f"p50 {percentile(latencies, 0.5):.1f} s, p99 {percentile(latencies, 0.99):.1f} s, "
+        f"max {max(latencies):.1f} s; seed replication_lag_seconds p50 "
+        f"{percentile(lags, 0.5):.1f} s, p99 {percentile(lags, 0.99):.1f} s",
+        flush=True,
+    )
+    jobs = runs_of(tenants)
+    print(f"processor runs: {jobs}")
+
+    # 4. merge step against a plain MERGE INTO
+    stop(workers)
+    merge_step(args, env, tenants[0])
+
+
+def runs_of(tenants: list[Tenant]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for t in tenants:
+        assert t.client is not None
+        items = t.client.get("/v1/jobs", params={"kind": "cdc_process", "limit": 500}).json()
+        done = [j for j in items["items"] if j["state"] == "succeeded"]
+        durations = [
+            (
+                datetime.fromisoformat(j["finished_at"]) - datetime.fromisoformat(j["started_at"])
+            ).total_seconds()
+            for j in done
+            if j.get("finished_at") and j.get("started_at")
+        ]
+        out[t.name] = {
+            "runs": len(done),
+            "median_s": round(statistics.median(durations), 1) if durations else None,
+        }
+    return out
+
+
+def merge_step(args: argparse.Namespace, env: dict[str, str], tenant: Tenant) -> None:
+    body_count = args.merge_events
+    base = datetime.now(UTC) - timedelta(minutes=30)
+    lines = []
+    for i in range(body_count):
+        op = tenant.rng.choices(("PUT", "PATCH", "DELETE"), (30, 60, 10))[0]
+        at = base + timedelta(microseconds=i)
+        lines.append(tenant.event(op, tenant.rng.randrange(tenant.entities), at, i))
+    for i in range(0, body_count, args.chunk):
+        tenant.post("\n".join(lines[i : i + args.chunk]).encode())
+
+    os.environ.update({k: v for k, v in env.items() if k.startswith("ICEBATCH_")})
+    warnings.simplefilter("ignore", DeprecationWarning)
+    from pyspark.sql import functions as F
+    from sqlalchemy import select
+
+    from app.config import get_settings
+    from app.db import session_scope
+    from app.jobs.kinds import JobKind
+    from app.models import CdcTenant, Dataset, Job, JobState
+    from workers.cdc import task as cdc_task  # noqa: F401 - registers the CDC tasks
+    from workers.cdc.process import quoted
+    from workers.celery_app import celery
+    from workers.spark.session import get_spark
+
+    assert tenant.client is not None
+    forced = tenant.client.post("/v1/cdc/process").json()
+
+    def run_job(job_id: str) -> float:
+        with session_scope() as session:
+            task_name = session.get(Job, job_id).task_name  # type: ignore[union-attr]
+        started = time.monotonic()
+        celery.tasks[task_name](job_id)
+        with session_scope() as session:
+            state = session.get(Job, job_id).state  # type: ignore[union-attr]
+        assert state == JobState.SUCCEEDED, state
+        return time.monotonic() - started
+
+    if forced["stage_job_id"]:
+        run_job(forced["stage_job_id"])
+    with session_scope() as session:
+        t = session.get(CdcTenant, tenant.org)
+        assert t is not None
+        assert t.raw_dataset_id is not None
+        identifier = session.get(Dataset, t.raw_dataset_id).table_identifier  # type: ignore[union-attr]
+        low, high = t.processed_seq, t.staged_seq
+        queued = session.scalars(
+            select(Job.id).where(
+                Job.org == tenant.org, Job.kind == JobKind.CDC_PROCESS, Job.state == JobState.QUEUED
+            )
+        ).all()
+    spark = get_spark()
+    raw = quoted(identifier)
+    newest = spark.sql(f"SELECT snapshot_id FROM {raw}.snapshots ORDER BY committed_at DESC")
+    before_id = newest.first()["snapshot_id"]  # type: ignore[index]
+    # materialized apart from the table: the MERGE below would invalidate a cached read of it
+    before = spark.table(raw).drop("_batch_id").localCheckpoint()  # also warms the session
+    processor_s = sum(run_job(job_id) for job_id in queued)
+    processed = spark.table(raw).drop("_batch_id").localCheckpoint()
+    after_id = spark.sql(f"SELECT snapshot_id FROM {raw}.snapshots ORDER BY committed_at DESC")
+    after_id = after_id.first()["snapshot_id"]  # type: ignore[index]
+    with session_scope() as session:
+        results = [session.get(Job, job_id).result for job_id in queued]  # type: ignore[union-attr]
+
+    # the processor's net effect, as one row per entity: what a plain MERGE INTO is given
+    upserts = processed.exceptAll(before).withColumn("_action", F.lit("u"))
+    deletes = before.select("entity_id").join(processed, "entity_id", "left_anti")
+    deletes = deletes.withColumn("_action", F.lit("d"))
+    source = upserts.unionByName(deletes, allowMissingColumns=True).withColumn(
+        "_batch_id", F.lit("plain")
+    )
+    source = source.localCheckpoint()  # the pre-folded rows, materialized before the timing
+    rows, gone = source.where("_action = 'u'").count(), source.where("_action = 'd'").count()
+    catalog = get_settings().catalog_name
+    name = identifier
+    spark.sql(f"CALL `{catalog}`.system.set_current_snapshot('{name}', {before_id})")
+    columns = spark.table(raw).columns
+    started = time.monotonic()
+    source.createOrReplaceTempView("plain_source")
+    sets = ", ".join(f"t.`{c}` = s.`{c}`" for c in columns)
+    names = ", ".join(f"`{c}`" for c in columns)
+    values = ", ".join(f"s.`{c}`" for c in columns)
+    spark.sql(
+        f"""MERGE INTO {raw} t USING plain_source s ON t.entity_id = s.entity_id
+        WHEN MATCHED AND s._action = 'd' THEN DELETE
+        WHEN MATCHED THEN UPDATE SET {sets}
+        WHEN NOT MATCHED AND s._action = 'u' THEN INSERT ({names}) VALUES ({values})"""
+    )
+    plain_s = time.monotonic() - started
+    plain = spark.table(raw).drop("_batch_id")
+    differ = plain.exceptAll(processed).count() + processed.exceptAll(plain).count()
+    spark.sql(f"CALL `{catalog}`.system.set_current_snapshot('{name}', {after_id})")
+    merge_s = sum(r["seconds"]["merge"] for r in results if r and "seconds" in r)
+    print(
+        f"merge step: {high - low:,} staged events of tenant {tenant.name} -> {rows:,} upserts "
+        f"+ {gone:,} deletes; processor job {processor_s:.1f} s, plain MERGE INTO of the folded "
+        f"rows {plain_s:.1f} s; ratio plain/processor {plain_s / processor_s:.2f} (goal >= 0.7); "
+        f"rows differing between the two results: {differ}; the processor's steps: "
+        f"{[r.get('seconds') if r else None for r in results]}; its MERGE statement alone "
+        f"{merge_s:.1f} s: ratio plain/processor MERGE {plain_s / max(merge_s, 1e-9):.2f}"
+    )
+
+
+if __name__ == "__main__":
+    main()
