@@ -97,8 +97,9 @@ def main() -> None:
                 )
                 .withColumn("_action", F.lit("upsert"))
             )
-            source = updates.unionByName(fresh).cache()
-            source.count()
+            # materialized: MERGE refuses a non-deterministic source (rand), and both modes
+            # must get the same rows
+            source = updates.unionByName(fresh).localCheckpoint()
             source.createOrReplaceTempView("source")
             for mode in modes:
                 name = f"icebatch.bench.`{mode.replace('-', '_')}`"

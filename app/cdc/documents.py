@@ -8,9 +8,6 @@ its members' documents, the newer timestamp winning field by field.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 PUT, PATCH, DELETE = "PUT", "PATCH", "DELETE"
@@ -40,34 +37,14 @@ def deep_merge(older: Any, newer: Any) -> Any:
     return newer
 
 
-@dataclass(frozen=True)
-class Applied:
-    """The fold of an entity's events: its document (None: no row) and the last event's
-    (timestamp, sequence, record type)."""
-
-    document: dict[str, Any] | None
-    timestamp: datetime
-    sequence: int
-    record_type: str
-
-
-def fold(
-    base: Applied | None, events: Iterable[tuple[datetime, int, str, str, Any]]
-) -> Applied | None:
-    """`events` (timestamp, sequence, op, record_type, payload), all after `base` in
-    (timestamp, sequence) order, applied to it; None when there is nothing at all."""
-    state = base
-    for timestamp, sequence, op, record_type, payload in sorted(events, key=lambda e: e[:2]):
-        current = state.document if state is not None else None
-        if op == PUT:
-            document = payload if isinstance(payload, dict) else {}
-        elif op == PATCH:
-            patched = merge_patch(current if current is not None else {}, payload)
-            document = patched if isinstance(patched, dict) else {}
-        else:
-            document = None
-        state = Applied(document, timestamp, sequence, record_type)
-    return state
+def apply(document: dict[str, Any] | None, op: str, payload: Any) -> dict[str, Any] | None:
+    """One event applied to an entity's document (None: no row)."""
+    if op == PUT:
+        return payload if isinstance(payload, dict) else {}
+    if op == PATCH:
+        patched = merge_patch(document if document is not None else {}, payload)
+        return patched if isinstance(patched, dict) else {}
+    return None
 
 
 def extract(document: dict[str, Any] | None, path: str) -> Any:

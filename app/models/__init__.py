@@ -3,7 +3,7 @@
 from app.models.api_key import ApiKey, Scope
 from app.models.audit import AuditEvent
 from app.models.batch import Batch, BatchFile, BatchStatus
-from app.models.cdc import CdcChunk, CdcIdentity, CdcTenant
+from app.models.cdc import CdcChunk, CdcDeletion, CdcIdentity, CdcTenant
 from app.models.dataset import Dataset
 from app.models.idempotency import IdempotencyKey
 from app.models.job import Job, JobState, OutboxMessage
@@ -23,6 +23,7 @@ __all__ = [
     "BatchFile",
     "BatchStatus",
     "CdcChunk",
+    "CdcDeletion",
     "CdcIdentity",
     "CdcTenant",
     "CommitLease",

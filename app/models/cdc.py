@@ -67,3 +67,23 @@ class CdcIdentity(Base):
     org: Mapped[str] = mapped_column(String(63), primary_key=True)
     entity_id: Mapped[str] = mapped_column(String(255), primary_key=True)
     cluster_id: Mapped[str] = mapped_column(String(255))
+
+
+class CdcDeletion(Base):
+    """An entity whose last applied event deleted it: that event's (timestamp, sequence) and the
+    links it had, so the processor tells a late event of a deleted entity (re-fold) from a
+    re-creation (start from nothing, keep the links) without reading the staged history.
+
+    Written in the processor's transaction before its raw-table commit; a row whose `sequence`
+    is past the raw table's watermark comes from a run that never committed and is not trusted
+    (the entity is re-folded from its staged history). Rows of re-created entities are dropped
+    after the commit that re-created them.
+    """
+
+    __tablename__ = "cdc_deletions"
+
+    org: Mapped[str] = mapped_column(String(63), primary_key=True)
+    entity_id: Mapped[str] = mapped_column(String(255), primary_key=True)
+    timestamp_us: Mapped[int] = mapped_column(BigInteger)  # event time, epoch microseconds
+    sequence: Mapped[int] = mapped_column(BigInteger)
+    related_ids: Mapped[list[str]] = mapped_column(JSON, default=list)

@@ -29,6 +29,7 @@ OURS = {
     "cdc_tenants",
     "cdc_chunks",
     "cdc_identities",
+    "cdc_deletions",
 }
 
 

@@ -1,5 +1,6 @@
 """The fold as a Spark `mapInArrow` function: rows sorted by (entity, timestamp, seq) in, one
-row per entity out (`upsert` its new state, `delete` it, or `none`)."""
+row per entity out (`upsert` its new state, `delete` it, or `none`). A base row (the entity's
+raw row) passes its cluster on; other entities' clusters are looked up by the processor."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from app.cdc.documents import Applied, extract, fold
+from app.cdc.documents import apply, extract
 
 BASE, GONE, EVENT = 0, 1, 2
 TS = pa.timestamp("us", tz="UTC")
@@ -37,6 +38,7 @@ INPUT_COLUMNS = [
     "record_type",
     "related_ids",
     "payload",
+    "cluster_id",
 ]
 
 
@@ -50,6 +52,7 @@ def output_ddl(pushdown: list[dict[str, str]]) -> str:
         "related_ids array<string>",
         *(f"`{p['name']}` {SPARK_TYPES[p['type']]}" for p in pushdown),
         "document string",
+        "cluster_id string",
     ]
     return ", ".join(columns)
 
@@ -87,6 +90,24 @@ def typed(value: Any, kind: str) -> Any:
     return None
 
 
+def _values(column: pa.Array) -> list[Any]:
+    """A column as a Python list, through NumPy (several times faster than `to_pylist` for
+    strings); timestamps as epoch microseconds, a null number as 0 (only gone rows have one)."""
+    if pa.types.is_timestamp(column.type):
+        column = column.cast(pa.int64())
+    if pa.types.is_integer(column.type):
+        return column.fill_null(0).to_numpy().tolist()
+    if pa.types.is_list(column.type):
+        return [None if v is None else v.tolist() for v in column.to_numpy(zero_copy_only=False)]
+    return column.to_numpy(zero_copy_only=False).tolist()
+
+
+def _order(row: tuple[Any, ...]) -> tuple[int, int, int]:
+    """Base and gone rows first, then events by (timestamp, seq)."""
+    kind, ts, seq = row[0], row[1], row[2]
+    return (0, 0, 0) if kind != EVENT else (1, ts, seq)
+
+
 def folder(
     pushdown: list[dict[str, str]],
 ) -> Callable[[Iterable[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
@@ -101,59 +122,76 @@ def folder(
             pa.field("related_ids", pa.list_(pa.string())),
             *(pa.field(p["name"], ARROW_TYPES[p["type"]]) for p in pushdown),
             pa.field("document", pa.string()),
+            pa.field("cluster_id", pa.string()),
         ]
     )
 
-    def one(entity: str, rows: list[dict[str, Any]]) -> dict[str, Any]:
-        base: Applied | None = None
+    def one(entity: str, rows: list[tuple[Any, ...]], out: dict[str, list[Any]]) -> None:
+        """Append the entity's row to the output columns: the fold of its events, in
+        (timestamp, seq) order, over its base (a raw row) if it has one."""
+        document: dict[str, Any] | None = None
+        last: tuple[Any, Any, Any] | None = None  # (timestamp, seq, record_type)
+        cluster = None
         related: set[str] = set()
-        events = []
-        for row in rows:
-            related.update(row["related_ids"] or ())
-            if row["kind"] == BASE:
-                base = Applied(
-                    json.loads(row["payload"]), row["timestamp"], row["seq"], row["record_type"]
-                )
-            elif row["kind"] == EVENT:
-                payload = json.loads(row["payload"]) if row["payload"] is not None else None
-                events.append(
-                    (row["timestamp"], row["seq"], row["op"], row["record_type"], payload)
-                )
-        state = fold(base, events)
-        out: dict[str, Any] = {"entity_id": entity}
-        if state is None or state.document is None:
-            out["_action"] = "delete" if state is not None else "none"
-            return out
-        out.update(
-            _action="upsert",
-            record_type=state.record_type,
-            timestamp=state.timestamp,
-            sequence=state.sequence,
-            related_ids=sorted(related),
-            document=json.dumps(state.document, separators=(",", ":"), ensure_ascii=False),
+        for kind, ts, seq, op, record_type, related_ids, payload, cluster_id in sorted(
+            rows, key=_order
+        ):
+            if related_ids:
+                related.update(related_ids)
+            if kind == BASE:
+                document, last, cluster = json.loads(payload), (ts, seq, record_type), cluster_id
+            elif kind == EVENT:
+                body = json.loads(payload) if payload is not None else None
+                document, last = apply(document, op, body), (ts, seq, record_type)
+        if last is None:
+            return  # links of a deleted entity and no event: nothing to write
+        action = "delete" if document is None else "upsert"
+        out["entity_id"].append(entity)
+        out["_action"].append(action)
+        out["timestamp"].append(last[0])
+        out["sequence"].append(last[1])
+        out["record_type"].append(last[2])
+        out["related_ids"].append(sorted(related))
+        out["cluster_id"].append(cluster)
+        text = (
+            None
+            if document is None
+            else json.dumps(document, separators=(",", ":"), ensure_ascii=False)
         )
+        out["document"].append(text)
         for spec in pushdown:
-            out[spec["name"]] = typed(extract(state.document, spec["path"]), spec["type"])
-        return out
+            value = None if document is None else extract(document, spec["path"])
+            out[spec["name"]].append(typed(value, spec["type"]))
+
+    def emit(out: dict[str, list[Any]]) -> pa.RecordBatch:
+        arrays = []
+        for item in schema:
+            values = out[item.name]
+            if item.name == "timestamp":
+                arrays.append(pa.array(values, pa.int64()).cast(TS))
+            else:
+                arrays.append(pa.array(values, item.type))
+        return pa.RecordBatch.from_arrays(arrays, schema=schema)
 
     def run(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         current: str | None = None
-        group: list[dict[str, Any]] = []
-        done: list[dict[str, Any]] = []
+        group: list[tuple[Any, ...]] = []
+        out: dict[str, list[Any]] = {item.name: [] for item in schema}
         for batch in batches:
-            for row in batch.to_pylist():
-                if row["entity_id"] != current:
+            entities, *rest = (_values(batch.column(name)) for name in INPUT_COLUMNS)
+            for entity, row in zip(entities, zip(*rest, strict=True), strict=True):
+                if entity != current:
                     if current is not None:
-                        done.append(one(current, group))
-                    current, group = row["entity_id"], []
+                        one(current, group, out)
+                    current, group = entity, []
                 group.append(row)
-            if len(done) >= 10_000:
-                yield pa.RecordBatch.from_pylist(done, schema=schema)
-                done = []
+            if len(out["entity_id"]) >= 10_000:
+                yield emit(out)
+                out = {item.name: [] for item in schema}
         if current is not None:
-            done.append(one(current, group))
-        if done:
-            yield pa.RecordBatch.from_pylist(done, schema=schema)
+            one(current, group, out)
+        if out["entity_id"]:
+            yield emit(out)
 
     run.names = names  # type: ignore[attr-defined]
     return run

@@ -5,12 +5,13 @@ Under the tenant's lock (the raw dataset's commit lease) one run:
 1. reads the watermark W from the raw table's snapshots and takes the staged events
    W < seq <= H (H: the staged watermark, at most `cdc_max_events_per_run` past W), pruned by
    the staging partition (tenant) and the files' `seq` bounds;
-2. for each touched entity finds its base: its raw row when every new event sorts after the
-   row's last applied (timestamp, seq); nothing when it never existed or was deleted before
-   the new events; otherwise (a late event) it re-folds the entity from its whole staged
-   history;
-3. folds base + events in Spark (`workers/cdc/fold.py`), unions the new links into the
-   identity clusters (SQL) and relabels every record of a cluster that changed;
+2. finds each touched entity's base (`workers/cdc/inputs.py`): its raw row when every new
+   event sorts after the row's last applied (timestamp, seq); nothing when it never existed or
+   was deleted before the new events (`cdc_deletions`); otherwise (a late event) it re-folds
+   the entity from its whole staged history;
+3. unions the new links into the identity clusters (SQL), folds base + events in Spark
+   (`workers/cdc/fold.py`) into the MERGE's source, materialized, with a `relabel` row for
+   every other record of a cluster that changed, and records the entities it deletes;
 4. MERGEs one row per entity (copy-on-write), the snapshot carrying `icebatch.cdc.watermark`
    = H. A crash before the commit leaves W, so the run is redone; after it, the next run
    starts at H: no event is lost or applied twice.
@@ -22,9 +23,9 @@ import logging
 import time
 import uuid
 import warnings
-from datetime import UTC, datetime
 from typing import Any
 
+import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from sqlalchemy import select
@@ -40,13 +41,14 @@ from app.lake.snapshots import BATCH_ID, OPERATION, REQUEST_ID
 from app.maintenance import service as maintenance
 from app.maintenance.schemas import CompactRequest
 from app.models import CdcTenant, Dataset
-from workers.cdc import clusters
-from workers.cdc.fold import BASE, EVENT, GONE, INPUT_COLUMNS, folder, output_ddl
+from workers.cdc import clusters, deletions
+from workers.cdc.fold import folder, output_ddl
+from workers.cdc.inputs import RunInput, run_input
 from workers.cdc.tenant_lock import tenant_lock
 from workers.failpoints import failpoint
 from workers.runtime import JobContext, PermanentJobError
 from workers.spark import iceberg_java
-from workers.spark.session import get_spark
+from workers.spark.session import get_spark, small_frame
 
 log = logging.getLogger(__name__)
 
@@ -54,104 +56,6 @@ log = logging.getLogger(__name__)
 def quoted(identifier: str) -> str:
     catalog = get_settings().catalog_name
     return ".".join(f"`{part}`" for part in [catalog, *identifier.split(".")])
-
-
-def _before(ts_a: Any, seq_a: Any, ts_b: Any, seq_b: Any) -> Any:
-    return (ts_a < ts_b) | ((ts_a == ts_b) & (seq_a < seq_b))
-
-
-def fold_input(
-    spark: SparkSession, org: str, raw_name: str, low: int, high: int
-) -> tuple[DataFrame, DataFrame, list[DataFrame]]:
-    """(the fold's input rows, the new events, the frames cached for them: unpersist those
-    when done) for events low < seq <= high. The tenant's staged history is scanned only when
-    some entity needs it (absent from the raw table, or late)."""
-    staging = spark.table(quoted(lake.STAGING)).where(F.col("tenant") == org)
-    new = staging.where((F.col("seq") > low) & (F.col("seq") <= high)).select(
-        "entity_id", "timestamp", "seq", "op", "record_type", "related_ids", "payload"
-    )
-    new = new.persist()
-    cached = [new]
-    first = new.groupBy("entity_id").agg(F.min(F.struct("timestamp", "seq")).alias("first"))
-    raw = spark.table(raw_name).select(
-        "entity_id",
-        F.col("timestamp").alias("r_ts"),
-        F.col("sequence").alias("r_seq"),
-        "record_type",
-        "related_ids",
-        "document",
-    )
-    joined = first.join(raw, "entity_id", "left").persist()
-    cached.append(joined)
-    present = joined.where(F.col("r_seq").isNotNull())
-    is_late = _before(F.col("first.timestamp"), F.col("first.seq"), F.col("r_ts"), F.col("r_seq"))
-    late_present = present.where(is_late).select("entity_id")
-    base_rows = present.where(~is_late).select(
-        "entity_id",
-        F.lit(BASE).alias("kind"),
-        F.col("r_ts").alias("timestamp"),
-        F.col("r_seq").alias("seq"),
-        F.lit("PUT").alias("op"),
-        "record_type",
-        "related_ids",
-        F.col("document").alias("payload"),
-    )
-    absent = joined.where(F.col("r_seq").isNull()).select("entity_id", "first")
-    if absent.isEmpty():
-        staging_before = staging.where(F.lit(False))
-    else:
-        staging_before = staging.where(F.col("seq") <= low)
-    history = (
-        staging_before.select("entity_id", "timestamp", "seq", "related_ids")
-        .join(absent.select("entity_id"), "entity_id", "left_semi")
-        .groupBy("entity_id")
-        .agg(
-            F.max(F.struct("timestamp", "seq")).alias("last"),
-            F.array_distinct(
-                F.flatten(
-                    F.collect_list(F.coalesce("related_ids", F.array().cast("array<string>")))
-                )
-            ).alias("rel"),
-        )
-    )
-    seen = absent.join(history, "entity_id")
-    is_late_gone = _before(
-        F.col("first.timestamp"), F.col("first.seq"), F.col("last.timestamp"), F.col("last.seq")
-    )
-    late_gone = seen.where(is_late_gone).select("entity_id")
-    gone_rows = seen.where(~is_late_gone).select(
-        "entity_id",
-        F.lit(GONE).alias("kind"),
-        F.lit(None).cast("timestamp").alias("timestamp"),
-        F.lit(None).cast("bigint").alias("seq"),
-        F.lit(None).cast("string").alias("op"),
-        F.lit(None).cast("string").alias("record_type"),
-        F.col("rel").alias("related_ids"),
-        F.lit(None).cast("string").alias("payload"),
-    )
-    late = late_present.unionByName(late_gone).persist()
-    cached.append(late)
-    events = new.join(late, "entity_id", "left_anti")
-    refold = (
-        staging.where(F.col("seq") <= high if not late.isEmpty() else F.lit(False))
-        .select("entity_id", "timestamp", "seq", "op", "record_type", "related_ids", "payload")
-        .join(late, "entity_id", "left_semi")
-    )
-    as_events = [
-        df.select(
-            "entity_id",
-            F.lit(EVENT).alias("kind"),
-            "timestamp",
-            "seq",
-            "op",
-            "record_type",
-            "related_ids",
-            "payload",
-        )
-        for df in (events, refold)
-    ]
-    rows = base_rows.unionByName(gone_rows).unionByName(as_events[0]).unionByName(as_events[1])
-    return rows.select(*INPUT_COLUMNS), new, cached
 
 
 def _commit_properties(spark: SparkSession, properties: dict[str, str]) -> Any:
@@ -239,22 +143,69 @@ def process(ctx: JobContext) -> dict[str, Any]:
             _mirror(org, low, max_ts)
             return {"applied": 0, "watermark": low}
         lap("lock")
-        ctx.set_stage("fold", 0.1)
+        ctx.set_stage("plan", 0.1)
         spark = get_spark()
         raw_name = quoted(identifier)
-        rows, new, cached = fold_input(spark, org, raw_name, low, high)
-        lap("plan")
-        try:
-            with warnings.catch_warnings():
-                # PySpark 3.5's Arrow helpers use distutils' LooseVersion; harmless here
-                warnings.simplefilter("ignore", DeprecationWarning)
-                result = _apply(
-                    ctx, spark, org, raw_name, rows, new, config, low, high, max_ts, check, lap
-                )
-        finally:
-            for frame in cached:
-                frame.unpersist()
-    return result
+        with warnings.catch_warnings():
+            # PySpark 3.5's Arrow helpers use distutils' LooseVersion; harmless here
+            warnings.simplefilter("ignore", DeprecationWarning)
+            run = run_input(spark, org, quoted(lake.STAGING), raw_name, low, high)
+            try:
+                lap("plan")
+                return _apply(ctx, spark, org, raw_name, run, config, high, max_ts, check, lap)
+            finally:
+                run.release()
+
+
+def _source(
+    spark: SparkSession,
+    run: RunInput,
+    pushdown: list[dict[str, Any]],
+    clusters_of: dict[str, str],
+    relabel: dict[str, str],
+    batch_id: str,
+) -> DataFrame:
+    """The MERGE's source, materialized: one row per touched entity (`upsert` or `delete`) and
+    one `relabel` per other member of a cluster this run's links changed."""
+    partitions = max(2, spark.sparkContext.defaultParallelism)
+    folded = (
+        run.rows.repartition(partitions, "entity_id")
+        .sortWithinPartitions("entity_id", "timestamp", "seq")
+        .mapInArrow(folder(pushdown), output_ddl(pushdown))
+        .where(F.col("_action") != "none")
+    )
+    # only what differs from a base row's cluster (or from the entity itself) is shipped
+    changed = {e: c for e, c in clusters_of.items() if c != e}
+    changed.update(relabel)
+    upserts = (
+        folded.join(F.broadcast(_clusters_frame(spark, changed)), "entity_id", "left")
+        .withColumn("cluster_id", F.coalesce("cluster", "cluster_id", "entity_id"))
+        .drop("cluster")
+    )
+    # the other members of a changed cluster (not `folded`: that would fold a second time)
+    relabels = (
+        _clusters_frame(spark, relabel)
+        .join(F.broadcast(run.touched), "entity_id", "left_anti")
+        .select(
+            "entity_id", F.lit("relabel").alias("_action"), F.col("cluster").alias("cluster_id")
+        )
+    )
+    source = upserts.unionByName(relabels, allowMissingColumns=True).withColumn(
+        "_batch_id", F.lit(batch_id)
+    )
+    # materialized with its lineage cut: the MERGE reads it twice (the files to rewrite, then
+    # the rows) and plans a short plan
+    return source.localCheckpoint(eager=True)
+
+
+def _clusters_frame(spark: SparkSession, clusters_of: dict[str, str]) -> DataFrame:
+    return small_frame(
+        spark,
+        pa.table(
+            {"entity_id": list(clusters_of), "cluster": list(clusters_of.values())},
+            schema=pa.schema([("entity_id", pa.string()), ("cluster", pa.string())]),
+        ),
+    )
 
 
 def _apply(
@@ -262,57 +213,36 @@ def _apply(
     spark: SparkSession,
     org: str,
     raw_name: str,
-    rows: DataFrame,
-    new: DataFrame,
+    run: RunInput,
     config: Any,
-    low: int,
     high: int,
     max_ts: Any,
     check: Any,
     lap: Laps,
 ) -> dict[str, Any]:
     pushdown = [p.model_dump() for p in config.pushdown]
-    partitions = max(2, spark.sparkContext.defaultParallelism)
-    folded = (
-        rows.repartition(partitions, "entity_id")
-        .sortWithinPartitions("entity_id", "timestamp", "seq")
-        .mapInArrow(folder(pushdown), output_ddl(pushdown))
-        .where(F.col("_action") != "none")
-        .persist()
-    )
+    ctx.set_stage("link", 0.3)
+    with session_scope() as session:
+        labels = clusters.link(session, org, run.pairs)
+        relabel = clusters.members(session, org, labels)
+        clusters_of = clusters.lookup(session, org, run.unknown_clusters)
+    lap("link")
+    ctx.set_stage("fold", 0.4)
+    batch_id = f"cdc-{ctx.job_id}-{high}"
+    source = _source(spark, run, pushdown, clusters_of, relabel, batch_id)
     try:
-        stats = new.agg(
-            F.count("*").alias("n"), F.max(F.unix_micros("timestamp")).alias("newest")
-        ).first()
-        assert stats is not None
-        touched = [r.entity_id for r in folded.select("entity_id").collect()]
-        pairs = [
-            (r.entity_id, r.rid)
-            for r in new.where(F.size("related_ids") > 0)
-            .select("entity_id", F.explode("related_ids").alias("rid"))
-            .distinct()
+        actions = {
+            r["_action"]: int(r["count"]) for r in source.groupBy("_action").count().collect()
+        }
+        deleted = {
+            r.entity_id: deletions.Deleted(r.ts, r.sequence, list(r.related_ids or []))
+            for r in source.where(F.col("_action") == "delete")
+            .select("entity_id", F.unix_micros("timestamp").alias("ts"), "sequence", "related_ids")
             .collect()
-        ]
+        }
+        with session_scope() as session:  # before the commit: see CdcDeletion
+            deletions.record(session, org, deleted)
         lap("fold")
-        ctx.set_stage("link", 0.5)
-        with session_scope() as session:
-            labels = clusters.link(session, org, pairs)
-            relabel = clusters.members(session, org, labels)
-            known = clusters.lookup(session, org, touched)
-        known.update(relabel)
-        batch_id = f"cdc-{ctx.job_id}-{high}"
-        mapping = spark.createDataFrame(
-            list(known.items()) or [("", "")], "entity_id string, cluster_id string"
-        ).where(F.col("entity_id") != "")
-        upserts = folded.join(mapping, "entity_id", "left").withColumn(
-            "cluster_id", F.coalesce("cluster_id", "entity_id")
-        )
-        relabels = mapping.join(folded.select("entity_id"), "entity_id", "left_anti").select(
-            "entity_id", F.lit("relabel").alias("_action"), "cluster_id"
-        )
-        source = upserts.unionByName(relabels, allowMissingColumns=True).withColumn(
-            "_batch_id", F.lit(batch_id)
-        )
         columns = [
             "entity_id",
             "record_type",
@@ -324,7 +254,7 @@ def _apply(
             "document",
             "_batch_id",
         ]
-        newest = datetime.fromtimestamp(stats["newest"] / 1e6, UTC) if stats["newest"] else None
+        newest = run.newest
         if max_ts is not None and (newest is None or max_ts > newest):
             newest = max_ts
         properties = {
@@ -335,7 +265,6 @@ def _apply(
             REQUEST_ID: f"{ctx.request_id}:{ctx.job_id}:{high}",
         }
         properties = {k: v for k, v in properties.items() if v}
-        lap("link")
         ctx.set_stage("merge", 0.6)
         check()
         ctx.check_lease()
@@ -346,19 +275,24 @@ def _apply(
         if lake.raw_watermark(get_catalog().load_table(identifier))[0] != high:
             iceberg_java.commit_empty(spark, identifier, properties)  # the merge changed no row
         failpoint("cdc-process-after-commit")
+        with session_scope() as session:
+            deletions.forget(session, org, run.deleted - set(deleted))  # re-created
         _mirror(org, high, newest)
         _compact_when_fragmented(ctx, get_catalog().load_table(identifier))
         lap("commit")
         log.info("cdc run of %s applied through %s: seconds %s", org, high, lap.took)
         return {
-            "applied": int(stats["n"]),
-            "entities": len(touched),
-            "relabelled": len(relabel),
+            "applied": run.events,
+            "entities": actions.get("upsert", 0) + actions.get("delete", 0),
+            "upserted": actions.get("upsert", 0),
+            "deleted": actions.get("delete", 0),
+            "relabelled": actions.get("relabel", 0),
+            "refolded": run.classes.get("refolded", 0),
             "watermark": high,
             "seconds": lap.took,
         }
     finally:
-        folded.unpersist()
+        source.unpersist()  # the checkpoint's blocks
 
 
 def _mirror(org: str, seq: int, newest: Any) -> None:

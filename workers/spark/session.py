@@ -9,9 +9,11 @@ import threading
 import warnings
 from pathlib import Path
 
+import pyarrow as pa
 from py4j.protocol import Py4JError
 from pyspark import SparkContext
-from pyspark.sql import SparkSession, SQLContext
+from pyspark.sql import DataFrame, SparkSession, SQLContext
+from pyspark.sql.pandas.types import from_arrow_schema
 
 from app.config import Settings, get_settings
 
@@ -75,6 +77,8 @@ def build_session(settings: Settings) -> SparkSession:
         .config("spark.sql.iceberg.check-nullability", "false")
         .config("spark.sql.shuffle.partitions", "8")
         .config("spark.sql.adaptive.enabled", "true")
+        # pandas frames cross to the JVM as Arrow, with no Python worker (small_frame)
+        .config("spark.sql.execution.arrow.pyspark.enabled", "true")
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
         .config(
@@ -152,3 +156,11 @@ def _discard(session: SparkSession) -> None:
         if process is not None:
             process.kill()
             process.wait(timeout=30)  # reap it
+
+
+def small_frame(spark: SparkSession, table: pa.Table) -> DataFrame:
+    """A DataFrame of a small Arrow table built in the driver (ids, mappings): sent to the JVM
+    as Arrow, where a list of rows would start Python workers to decode it."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # PySpark 3.5's LooseVersion
+        return spark.createDataFrame(table.to_pandas(), schema=from_arrow_schema(table.schema))
