@@ -8,10 +8,22 @@ its members' documents, the newer timestamp winning field by field.
 
 from __future__ import annotations
 
+import json
 from typing import Any
+
+import orjson
 
 PUT, PATCH, DELETE = "PUT", "PATCH", "DELETE"
 OPS = (PUT, PATCH, DELETE)
+
+
+def to_json(value: Any) -> str:
+    """Compact JSON text of a parsed document: orjson (a tenth of the standard library's time),
+    or the standard library where orjson refuses (an integer past 64 bits)."""
+    try:
+        return orjson.dumps(value).decode()
+    except TypeError:  # orjson.JSONEncodeError
+        return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
 def merge_patch(target: Any, patch: Any) -> Any:

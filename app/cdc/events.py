@@ -15,7 +15,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from app.cdc.documents import DELETE, OPS
+from app.cdc.documents import DELETE, OPS, to_json
 from app.errors import InvalidInput
 from app.lake.cdc import EVENT_ARROW, bucket_of
 
@@ -69,11 +69,16 @@ class _Errors:
             self.items.append({"location": where, "line": line, "field": field, "message": message})
 
 
+def _not_json(name: str) -> Any:
+    """NaN and Infinity: Python's parser takes them, JSON (and every other engine) does not."""
+    raise json.JSONDecodeError(f"{name} is not a JSON value", name, 0)
+
+
 def _documents(body: bytes, errors: _Errors) -> list[tuple[int, Any]]:
     text = body.decode("utf-8", errors="replace")
     if text.lstrip().startswith("["):
         try:
-            items = json.loads(text)
+            items = json.loads(text, parse_constant=_not_json)
         except json.JSONDecodeError as exc:
             errors.add(exc.lineno, "", f"not valid JSON: {exc.msg}")
             return []
@@ -83,10 +88,18 @@ def _documents(body: bytes, errors: _Errors) -> list[tuple[int, Any]]:
         if not line.strip():
             continue
         try:
-            out.append((number, json.loads(line)))
+            out.append((number, json.loads(line, parse_constant=_not_json)))
         except json.JSONDecodeError as exc:
             errors.add(number, "", f"not valid JSON: {exc.msg}")
     return out
+
+
+def _utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _id(value: Any) -> str | None:
@@ -167,6 +180,9 @@ def parse(body: bytes, *, oldest: datetime, retention_days: float) -> Parsed:
         }
         if unknown:
             errors.add(line, sorted(unknown)[0], "not a field of an event")
+        text = to_json(payload) if op != DELETE and isinstance(payload, dict) else None
+        if text is not None and not _utf8(text):
+            errors.add(line, "payload", "holds a lone UTF-16 surrogate (\\ud800-\\udfff escape)")
         if errors.items:
             continue  # keep checking lines, stop building
         assert entity is not None
@@ -179,11 +195,7 @@ def parse(body: bytes, *, oldest: datetime, retention_days: float) -> Parsed:
         parsed.timestamp.append(moment)
         parsed.related_ids.append(sorted(set(related)) if related else None)
         parsed.source.append(source)
-        parsed.payload.append(
-            json.dumps(payload, separators=(",", ":"), ensure_ascii=False)
-            if op != DELETE and payload is not None
-            else None
-        )
+        parsed.payload.append(text)
     if errors.items:
         errors.items.sort(key=lambda e: e["line"])
         first = errors.items[0]

@@ -11,7 +11,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from app.cdc.documents import apply, extract
+from app.cdc.documents import apply, extract, to_json
 
 BASE, GONE, EVENT = 0, 1, 2
 TS = pa.timestamp("us", tz="UTC")
@@ -153,11 +153,7 @@ def folder(
         out["record_type"].append(last[2])
         out["related_ids"].append(sorted(related))
         out["cluster_id"].append(cluster)
-        text = (
-            None
-            if document is None
-            else json.dumps(document, separators=(",", ":"), ensure_ascii=False)
-        )
+        text = None if document is None else to_json(document)
         out["document"].append(text)
         for spec in pushdown:
             value = None if document is None else extract(document, spec["path"])

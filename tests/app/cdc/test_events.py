@@ -78,6 +78,27 @@ def test_a_bad_line_names_line_and_field_and_nothing_is_accepted(client: TestCli
     assert accepted(client) == 0
 
 
+def test_payloads_other_engines_could_not_read_are_refused(client: TestClient) -> None:
+    """NaN and Infinity (Python's parser takes them, JSON does not) and a lone surrogate escape
+    (not UTF-8 text): a raw table holding them would break Spark's and PyIceberg's readers."""
+    body = "\n".join(
+        [
+            line(payload={"big": 2**70, "text": "\u00e9\u2028"}),  # both are fine
+            line().replace('{"a": 1}', '{"a": NaN}'),
+            line().replace('{"a": 1}', '{"a": -Infinity}'),
+            line().replace('{"a": 1}', '{"a": "\\ud800"}'),
+        ]
+    )
+    answer = post(client, body)
+    assert answer.status_code == 422
+    errors = answer.json()["errors"]
+    assert [(e["line"], e["field"]) for e in errors] == [(2, ""), (3, ""), (4, "payload")]
+    assert "NaN is not a JSON value" in errors[0]["message"]
+    assert "surrogate" in errors[2]["message"]
+    assert accepted(client) == 0
+    assert post(client, line(payload={"big": 2**70})).status_code == 202
+
+
 def test_events_older_than_the_retention_window_are_refused(client: TestClient) -> None:
     assert client.put("/v1/cdc/config", json={"retention_days": 1}).status_code == 200
     old = (NOW - timedelta(days=1, minutes=5)).isoformat()
