@@ -108,7 +108,8 @@ def ensure_tenant(catalog: Catalog, org: str, config: CdcConfig | None = None) -
 
 def _raw_layout(catalog: Catalog, identifier: str) -> None:
     """Sort by cluster then entity (the seed's group-by-cluster scans read neighbours), and
-    copy-on-write merges (bench/cdc.py measured both; readers then see plain data files)."""
+    copy-on-write merges (bench/cdc_merge_mode.py measured both; readers then see plain data
+    files)."""
     table = catalog.load_table(identifier)
     with table.update_sort_order() as order:
         order.asc("cluster_id", IdentityTransform()).asc("entity_id", IdentityTransform())
@@ -122,6 +123,9 @@ def _raw_layout(catalog: Catalog, identifier: str) -> None:
                 "write.metadata.metrics.column.entity_id": "full",
                 "write.metadata.metrics.column.cluster_id": "full",
                 "icebatch.cdc.raw": "true",
+                # the processor reads the whole table every run: files of a few MB each still
+                # make a task apiece (Spark's 128 MB default packs them all into one)
+                "read.split.target-size": str(8 * 1024**2),
             }
         )
 

@@ -52,7 +52,7 @@ def record(session: Session, org: str, deleted: dict[str, Deleted]) -> None:
     ]
     if not rows:
         return
-    statement = (postgresql if postgres(session) else sqlite).insert(CdcDeletion)
+    statement = (postgresql if postgres(session) else sqlite).insert(CdcDeletion.__table__)
     upsert = statement.on_conflict_do_update(
         index_elements=["org", "entity_id"],
         set_={

@@ -108,7 +108,9 @@ def run_input(
     pairs = sorted({(r.entity_id, rid) for r in figures["links"] for rid in r.related_ids if rid})
     newest = datetime.fromtimestamp(figures["newest"] / 1e6, UTC) if figures["newest"] else None
 
-    firsts = new.groupBy("entity_id").agg(F.min(F.struct("timestamp", "seq")).alias("first"))
+    firsts = _cache(
+        new.groupBy("entity_id").agg(F.min(F.struct("timestamp", "seq")).alias("first")), cached
+    )
     raw = spark.table(raw_name).select(
         "entity_id",
         F.col("timestamp").alias("r_ts"),
@@ -118,27 +120,26 @@ def run_input(
         F.col("document").alias("r_document"),
         F.col("cluster_id").alias("r_cluster"),
     )
+    # the run's entities are broadcast to the raw table's scan: no shuffle of its documents
     is_late = _before(F.col("first.timestamp"), F.col("first.seq"), F.col("r_ts"), F.col("r_seq"))
-    joined = _cache(
-        firsts.join(raw, "entity_id", "left").withColumn(
-            "class",
-            F.when(F.col("r_seq").isNull(), ABSENT_CLASS)
-            .when(is_late, LATE_CLASS)
-            .otherwise(BASE_CLASS),
+    present = _cache(
+        raw.join(F.broadcast(firsts), "entity_id").withColumn(
+            "class", F.when(is_late, LATE_CLASS).otherwise(BASE_CLASS)
         ),
         cached,
     )
-    classes = {r["class"]: int(r["count"]) for r in joined.groupBy("class").count().collect()}
-    others = joined.where(F.col("class") != BASE_CLASS).select(
-        "entity_id", "class", F.unix_micros("first.timestamp").alias("ts"), F.col("first.seq")
-    )
-    absent: dict[str, tuple[int, int]] = {}
-    refold: list[str] = []
-    for row in others.collect():
-        if row["class"] == ABSENT_CLASS:
-            absent[row.entity_id] = (row.ts, row.seq)
-        else:
-            refold.append(row.entity_id)
+    classes = {r["class"]: int(r["count"]) for r in present.groupBy("class").count().collect()}
+    absent: dict[str, tuple[int, int]] = {
+        r.entity_id: (r.ts, r.seq)
+        for r in firsts.join(present.select("entity_id"), "entity_id", "left_anti")
+        .select("entity_id", F.unix_micros("first.timestamp").alias("ts"), F.col("first.seq"))
+        .collect()
+    }
+    classes[ABSENT_CLASS] = len(absent)
+    refold = [
+        r.entity_id
+        for r in present.where(F.col("class") == LATE_CLASS).select("entity_id").collect()
+    ]
     with session_scope() as session:
         deleted = deletions.known(session, org, absent)
     gone: list[tuple[str, list[str]]] = []
@@ -154,7 +155,7 @@ def run_input(
 
     parts = [
         _as_input(
-            joined.where(F.col("class") == BASE_CLASS),
+            present.where(F.col("class") == BASE_CLASS),
             BASE,
             timestamp=F.col("r_ts"),
             seq=F.col("r_seq"),
@@ -190,7 +191,7 @@ def run_input(
         pairs=pairs,
         unknown_clusters=[*absent, *(e for e in refold if e not in absent)],
         deleted=set(deleted),
-        touched=joined.select("entity_id"),
+        touched=firsts.select("entity_id"),
         classes=classes,
         cached=cached,
     )

@@ -51,6 +51,7 @@ from workers.spark import iceberg_java
 from workers.spark.session import get_spark, small_frame
 
 log = logging.getLogger(__name__)
+GROUP_FILTER = "spark.sql.optimizer.runtime.rowLevelOperationGroupFilter.enabled"
 
 
 def quoted(identifier: str) -> str:
@@ -80,7 +81,13 @@ def merge(
     source: DataFrame,
     columns: list[str],
     properties: dict[str, str],
+    group_filter: bool = True,
 ) -> None:
+    """MERGE the source into the raw table in one snapshot carrying `properties`.
+
+    `group_filter` off skips Spark's first pass that finds the files a copy-on-write MERGE must
+    rewrite (a join of the whole table with the source): with a few times more touched
+    entities than data files, every file holds one of them anyway."""
     view = f"cdc_source_{uuid.uuid4().hex}"
     source.createOrReplaceTempView(view)
     updates = ", ".join(f"t.`{c}` = s.`{c}`" for c in columns)
@@ -95,9 +102,11 @@ def merge(
         WHEN NOT MATCHED AND s._action = 'upsert' THEN INSERT ({names}) VALUES ({values})
     """
     local = _commit_properties(spark, properties)
+    spark.conf.set(GROUP_FILTER, str(group_filter).lower())
     try:
         spark.sql(statement)
     finally:
+        spark.conf.unset(GROUP_FILTER)
         local.remove()
         spark.catalog.dropTempView(view)
 
@@ -136,6 +145,7 @@ def process(ctx: JobContext) -> dict[str, Any]:
         catalog = get_catalog()
         table = catalog.load_table(identifier)
         low, max_ts = lake.raw_watermark(table)
+        files = _data_files(table)
         staging = lake.ensure_staging(catalog)
         committed = lake.staged_seq(staging, org) or 0
         high = min(max(staged_through, committed), low + settings.cdc_max_events_per_run)
@@ -152,7 +162,9 @@ def process(ctx: JobContext) -> dict[str, Any]:
             run = run_input(spark, org, quoted(lake.STAGING), raw_name, low, high)
             try:
                 lap("plan")
-                return _apply(ctx, spark, org, raw_name, run, config, high, max_ts, check, lap)
+                return _apply(
+                    ctx, spark, org, raw_name, run, config, high, max_ts, files, check, lap
+                )
             finally:
                 run.release()
 
@@ -217,6 +229,7 @@ def _apply(
     config: Any,
     high: int,
     max_ts: Any,
+    files: int,
     check: Any,
     lap: Laps,
 ) -> dict[str, Any]:
@@ -269,7 +282,8 @@ def _apply(
         check()
         ctx.check_lease()
         failpoint("cdc-process-before-commit")
-        merge(spark, raw_name, source, columns, properties)
+        touched = sum(actions.values())
+        merge(spark, raw_name, source, columns, properties, group_filter=touched < 3 * files)
         lap("merge")
         identifier = raw_name.replace("`", "").split(".", 1)[1]
         if lake.raw_watermark(get_catalog().load_table(identifier))[0] != high:
@@ -293,6 +307,12 @@ def _apply(
         }
     finally:
         source.unpersist()  # the checkpoint's blocks
+
+
+def _data_files(table: Any) -> int:
+    snapshot = table.current_snapshot()
+    summary = snapshot.summary if snapshot is not None and snapshot.summary else None
+    return int(summary.additional_properties.get("total-data-files", 0)) if summary else 0
 
 
 def _mirror(org: str, seq: int, newest: Any) -> None:
