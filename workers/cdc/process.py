@@ -23,6 +23,8 @@ import logging
 import time
 import uuid
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pyarrow as pa
@@ -52,6 +54,10 @@ from workers.spark.session import get_spark, small_frame
 
 log = logging.getLogger(__name__)
 GROUP_FILTER = "spark.sql.optimizer.runtime.rowLevelOperationGroupFilter.enabled"
+# Each run plans new queries (its bounds and batch id are literals in the generated code), so
+# whole-stage code generation compiles fresh classes that the JIT compiles again every run:
+# without it a 100k-event run took 11 % less CPU (bench/RESULTS.md, CDC)
+RUN_CONF = {"spark.sql.codegen.wholeStage": "false"}
 
 
 def quoted(identifier: str) -> str:
@@ -156,7 +162,7 @@ def process(ctx: JobContext) -> dict[str, Any]:
         ctx.set_stage("plan", 0.1)
         spark = get_spark()
         raw_name = quoted(identifier)
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), sql_conf(spark, RUN_CONF):
             # PySpark 3.5's Arrow helpers use distutils' LooseVersion; harmless here
             warnings.simplefilter("ignore", DeprecationWarning)
             run = run_input(spark, org, quoted(lake.STAGING), raw_name, low, high)
@@ -307,6 +313,22 @@ def _apply(
         }
     finally:
         source.unpersist()  # the checkpoint's blocks
+
+
+@contextmanager
+def sql_conf(spark: SparkSession, conf: dict[str, str]) -> Iterator[None]:
+    """Session SQL settings for the length of a block (a worker runs one job at a time)."""
+    before: dict[str, str | None] = {key: spark.conf.get(key, None) for key in conf}
+    for key, value in conf.items():
+        spark.conf.set(key, value)
+    try:
+        yield
+    finally:
+        for key, old in before.items():
+            if old is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, old)
 
 
 def _data_files(table: Any) -> int:
