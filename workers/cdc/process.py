@@ -352,6 +352,8 @@ def _compact_when_fragmented(ctx: JobContext, table: Any) -> None:
     """Queue a bin-pack compaction of the raw table when a partition holds more than
     `cdc_compact_files` data files. A copy-on-write merge rewrites the files of the entities it
     updates, but new entities land in new files: runs that mostly insert fragment it."""
+    if _data_files(table) <= get_settings().cdc_compact_files:
+        return  # no partition can hold more (and PyIceberg's inspect fails on an empty table)
     files = table.inspect.files().select(["partition"]).column("partition").to_pylist()
     per_partition: dict[str, int] = {}
     for partition in files:
