@@ -167,7 +167,7 @@ def parse(body: bytes, *, oldest: datetime, retention_days: float) -> Parsed:
         if source is not None and not isinstance(source, str):
             errors.add(line, "source", "a string")
         payload = doc.get("payload")
-        if op != DELETE and not isinstance(payload, dict):
+        if op in OPS and op != DELETE and not isinstance(payload, dict):  # else: op's error
             errors.add(line, "payload", f"a JSON object (the document or the patch) for {op}")
         unknown = set(doc) - {
             "op",

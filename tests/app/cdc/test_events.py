@@ -55,7 +55,7 @@ def test_a_bad_line_names_line_and_field_and_nothing_is_accepted(client: TestCli
     body = "\n".join(
         [
             line(),
-            line(op="UPSERT"),
+            line(op="UPSERT", payload=...),  # no payload: the op is the one error
             "",
             line(timestamp="yesterday"),
             "{not json",
