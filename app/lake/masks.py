@@ -6,7 +6,7 @@ by the same test everywhere: its value in a column is among that column's ids (n
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 import pyarrow as pa
@@ -37,8 +37,13 @@ def typed_ids(rows: pa.RecordBatch | pa.Table, ids: Mapping[str, list[Any]]) -> 
 
 
 def kept_batches(
-    scan: ArrowScan, data_file: DataFile, hidden: Mapping[str, pa.Array]
+    scan: ArrowScan,
+    data_file: DataFile,
+    hidden: Mapping[str, pa.Array],
+    delete_files: Iterable[DataFile] = (),
 ) -> Iterator[pa.RecordBatch]:
-    """The record batches of one data file without the rows `hidden` hides (empty: as read)."""
-    for batch in scan.to_record_batches([FileScanTask(data_file)]):
+    """The record batches of one data file without the rows `hidden` hides (empty: as read)
+    and without the rows its position `delete_files` name."""
+    task = FileScanTask(data_file, delete_files=set(delete_files))
+    for batch in scan.to_record_batches([task]):
         yield batch.filter(keep_mask(batch, hidden)) if hidden else batch

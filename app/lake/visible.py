@@ -12,7 +12,7 @@ hide their identity's older rows in every snapshot, before their commit too.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -23,6 +23,7 @@ from pyiceberg.expressions import AlwaysTrue
 from pyiceberg.io.pyarrow import ArrowScan, schema_to_pyarrow
 from pyiceberg.manifest import (
     DataFile,
+    DataFileContent,
     ManifestContent,
     ManifestEntry,
     ManifestEntryStatus,
@@ -30,6 +31,7 @@ from pyiceberg.manifest import (
 )
 from pyiceberg.schema import Schema
 from pyiceberg.table import Table
+from pyiceberg.table.delete_file_index import DeleteFileIndex
 from pyiceberg.table.snapshots import Snapshot
 from pyiceberg.types import IntegerType, LongType, PrimitiveType, StringType
 
@@ -46,6 +48,9 @@ class PlannedFile:
     data_file: DataFile
     sequence_number: int  # the data sequence number: rows are older than tombstones above it
     snapshot_id: int  # the snapshot that added the file
+    # Iceberg position delete files that apply to it (app.lake.position_deletes): they only
+    # mark rows an active tombstone hides, so applying them as well never changes a read
+    delete_files: tuple[DataFile, ...] = ()
 
 
 _MANIFEST_LISTS: FileCache[list[ManifestFile]] = FileCache(256)
@@ -71,16 +76,31 @@ def plan(table: Table, snapshot: Snapshot | None) -> list[PlannedFile]:
     if snapshot is None:
         return []
     files = []
+    deletes = DeleteFileIndex()
     for manifest in manifests(table, snapshot):
-        if manifest.content != ManifestContent.DATA:
-            continue
         for entry in entries(table, manifest):
             if entry.status == ManifestEntryStatus.DELETED:
                 continue
-            files.append(
-                PlannedFile(entry.data_file, entry.sequence_number or 0, entry.snapshot_id or 0)
-            )
-    return files
+            if manifest.content == ManifestContent.DATA:
+                files.append(
+                    PlannedFile(entry.data_file, entry.sequence_number or 0, entry.snapshot_id or 0)
+                )
+            elif entry.data_file.content == DataFileContent.POSITION_DELETES:
+                deletes.add_delete_file(entry, entry.data_file.partition)
+            else:  # Icebatch never writes them; reading on without them would show their rows
+                path = entry.data_file.file_path
+                raise TypeError(f"equality delete files are unsupported: {path}")
+    if deletes.is_empty():
+        return files
+    return [
+        replace(
+            p,
+            delete_files=tuple(
+                deletes.for_data_file(p.sequence_number, p.data_file, p.data_file.partition)
+            ),
+        )
+        for p in files
+    ]
 
 
 @dataclass
@@ -254,7 +274,8 @@ def row_batches(
 
     def batches() -> Iterator[pa.RecordBatch]:
         for planned in plan(table, snapshot):
-            for batch in kept_batches(scan, planned.data_file, filt.candidates(planned)):
+            hidden = filt.candidates(planned)
+            for batch in kept_batches(scan, planned.data_file, hidden, planned.delete_files):
                 if batch.num_rows:
                     yield batch.select(names)
 
@@ -280,7 +301,8 @@ def count_by_value(
         wanted = probe.candidates(planned)
         if not wanted:
             continue
-        for batch in kept_batches(scan, planned.data_file, filt.candidates(planned)):
+        hidden = filt.candidates(planned)
+        for batch in kept_batches(scan, planned.data_file, hidden, planned.delete_files):
             matched = batch.filter(hidden_mask(batch, wanted)).column(column)
             for entry in pc.value_counts(matched).to_pylist():
                 key = str(entry["values"])

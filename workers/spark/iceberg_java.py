@@ -144,6 +144,67 @@ def commit_rewrite(
     )
 
 
+def commit_position_deletes(
+    spark: SparkSession,
+    table: JavaObject,
+    *,
+    parent_id: int,
+    written: list[tuple[str, str]],
+    summary: dict[str, str],
+) -> Committed:
+    """Commit position delete files, `(delete file, the data file it applies to)`, as one
+    ROW DELTA snapshot on `parent_id`, the way `commit_rewrite` commits: built with `apply()`,
+    swapped in with one compare-and-swap, never re-applied on another parent. Raises
+    ParentMoved when the current snapshot is another, RewriteConflict when a data file named is
+    no longer live."""
+    ice = _iceberg(spark)
+    jvm: Any = spark._jvm
+    targets = live_files(table, parent_id, {data for _, data in written})
+    paths = jvm.java.util.ArrayList()
+    update = table.newRowDelta().validateFromSnapshot(parent_id)
+    for delete_path, data_path in written:
+        data_file = targets[data_path]
+        input_file = table.io().newInputFile(delete_path)
+        metrics = ice.parquet.ParquetUtil.fileMetrics(
+            input_file, ice.MetricsConfig.forPositionDelete(table)
+        )
+        delete_file = (
+            ice.FileMetadata.deleteFileBuilder(table.specs().get(data_file.specId()))
+            .ofPositionDeletes()
+            .withInputFile(input_file)
+            .withFormat(ice.FileFormat.PARQUET)
+            .withMetrics(metrics)
+            .withPartition(data_file.partition())
+            .build()
+        )
+        update = update.addDeletes(delete_file)
+        paths.add(data_path)
+    update = update.validateDataFilesExist(paths).validateDeletedFiles()
+    for key, value in summary.items():
+        update = update.set(key, value)
+    ops = table.operations()
+    try:
+        snapshot = update.apply()
+    except Py4JJavaError as exc:
+        if "ValidationException" in str(exc.java_exception):
+            raise RewriteConflict(f"the files changed: {exc.java_exception}") from None
+        raise
+    base = ops.current()
+    current = base.currentSnapshot()
+    if (current.snapshotId() if current is not None else None) != parent_id:
+        raise ParentMoved(f"the table moved past {parent_id} while the deletes were written")
+    updated = ice.TableMetadata.buildFrom(base).setBranchSnapshot(snapshot, "main").build()
+    try:
+        ops.commit(base, updated)
+    except Py4JJavaError as exc:
+        if "CommitFailedException" in str(exc.java_exception):
+            raise ParentMoved(str(exc.java_exception)) from None
+        raise
+    return Committed(
+        int(snapshot.snapshotId()), int(snapshot.sequenceNumber()), str(snapshot.operation())
+    )
+
+
 def expire_snapshots(spark: SparkSession, table: JavaObject, snapshot_ids: list[int]) -> None:
     """Remove exactly `snapshot_ids` from the table metadata.
 

@@ -1,0 +1,59 @@
+"""Iceberg v2 position delete files: the engine-neutral copy of tombstones.
+
+See docs/position-deletes.md. A position delete file names rows by `(file_path, pos)`; every
+engine that reads Iceberg v2 hides them (Spark, Trino, DuckDB, PyIceberg). Icebatch writes one
+per data file, holding the positions of the rows its tombstones hide there, found by reading
+only the tombstoned columns. Invariant: a position delete only ever marks a row an active
+tombstone hides, so tombstones stay the source of truth and readers that apply them to raw
+files stay exact.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+from pyiceberg.io import FileIO
+
+from app.lake.masks import hidden_mask
+
+FILE_PATH_ID = 2147483546  # the Iceberg spec's reserved field ids of a position delete file
+POS_ID = 2147483545
+SCHEMA = pa.schema(
+    [
+        pa.field("file_path", pa.string(), False, {"PARQUET:field_id": str(FILE_PATH_ID)}),
+        pa.field("pos", pa.int64(), False, {"PARQUET:field_id": str(POS_ID)}),
+    ]
+)
+FOLDER = "data"
+
+
+def hidden_positions(io: FileIO, data_path: str, hidden: Mapping[str, pa.Array]) -> pa.Array:
+    """The positions (int64, ascending) of the rows of one data file that `hidden`'s ids hide;
+    reads only those columns."""
+    if not hidden:
+        return pa.array([], pa.int64())
+    with io.new_input(data_path).open() as stream:
+        columns = pq.read_table(stream, columns=list(hidden))
+    if not columns.num_rows:
+        return pa.array([], pa.int64())
+    typed = {c: pc.cast(ids, columns.column(c).type) for c, ids in hidden.items()}
+    return pc.indices_nonzero(hidden_mask(columns, typed)).cast(pa.int64())
+
+
+def write(io: FileIO, table_location: str, data_path: str, positions: pa.Array) -> str:
+    """Write the position delete file of `positions` in `data_path`; returns its path."""
+    if not len(positions):
+        raise ValueError("a position delete file needs at least one position")
+    pos = pc.unique(pc.take(positions, pc.sort_indices(positions)))  # ascending, no repeats
+    rows = pa.table(
+        {"file_path": pa.array([data_path] * len(pos), pa.string()), "pos": pos.cast(pa.int64())},
+        schema=SCHEMA,
+    )
+    path = f"{table_location.rstrip('/')}/{FOLDER}/pos-deletes-{uuid.uuid4().hex}.parquet"
+    with io.new_output(path).create(overwrite=False) as stream:
+        pq.write_table(rows, stream, compression="zstd")
+    return path
