@@ -106,7 +106,6 @@ def commit_rewrite(
 ) -> Committed:
     """Replace `removed` by `added` (REWRITE FILES; DELETE FILES when nothing is added) as one
     snapshot on `parent_id`. Raises ParentMoved when the table's current snapshot is another."""
-    ice = _iceberg(spark)
     if added:
         update = table.newRewrite().validateFromSnapshot(start_snapshot_id)
         update = update.dataSequenceNumber(start_sequence_number)
@@ -119,6 +118,20 @@ def commit_rewrite(
         for data_file in removed:
             update = update.deleteFile(data_file)
         update = update.validateFilesExist()
+    return _swap_in(spark, table, update, parent_id, summary, "the rewrite")
+
+
+def _swap_in(
+    spark: SparkSession,
+    table: JavaObject,
+    update: JavaObject,
+    parent_id: int | None,
+    summary: dict[str, str],
+    what: str,
+) -> Committed:
+    """Build `update`'s snapshot with `apply()` and make it current with one compare-and-swap
+    on `parent_id`: never re-applied on another parent, as `SnapshotProducer.commit()` would.
+    Raises RewriteConflict when its validation fails, ParentMoved when the parent moved."""
     for key, value in summary.items():
         update = update.set(key, value)
     ops = table.operations()
@@ -126,12 +139,13 @@ def commit_rewrite(
         snapshot = update.apply()  # refreshes, validates against the start, writes manifests
     except Py4JJavaError as exc:
         if "ValidationException" in str(exc.java_exception):
-            raise RewriteConflict(f"the rewritten files changed: {exc.java_exception}") from None
+            raise RewriteConflict(f"the files of {what} changed: {exc.java_exception}") from None
         raise
     base = ops.current()
     current = base.currentSnapshot()
     if (current.snapshotId() if current is not None else None) != parent_id:
-        raise ParentMoved(f"the table moved past {parent_id} while the rewrite was planned")
+        raise ParentMoved(f"the table moved past {parent_id} while {what} was planned")
+    ice = _iceberg(spark)
     updated = ice.TableMetadata.buildFrom(base).setBranchSnapshot(snapshot, "main").build()
     try:
         ops.commit(base, updated)
@@ -180,29 +194,7 @@ def commit_position_deletes(
         update = update.addDeletes(delete_file)
         paths.add(data_path)
     update = update.validateDataFilesExist(paths).validateDeletedFiles()
-    for key, value in summary.items():
-        update = update.set(key, value)
-    ops = table.operations()
-    try:
-        snapshot = update.apply()
-    except Py4JJavaError as exc:
-        if "ValidationException" in str(exc.java_exception):
-            raise RewriteConflict(f"the files changed: {exc.java_exception}") from None
-        raise
-    base = ops.current()
-    current = base.currentSnapshot()
-    if (current.snapshotId() if current is not None else None) != parent_id:
-        raise ParentMoved(f"the table moved past {parent_id} while the deletes were written")
-    updated = ice.TableMetadata.buildFrom(base).setBranchSnapshot(snapshot, "main").build()
-    try:
-        ops.commit(base, updated)
-    except Py4JJavaError as exc:
-        if "CommitFailedException" in str(exc.java_exception):
-            raise ParentMoved(str(exc.java_exception)) from None
-        raise
-    return Committed(
-        int(snapshot.snapshotId()), int(snapshot.sequenceNumber()), str(snapshot.operation())
-    )
+    return _swap_in(spark, table, update, parent_id, summary, "the position deletes")
 
 
 def expire_snapshots(spark: SparkSession, table: JavaObject, snapshot_ids: list[int]) -> None:
