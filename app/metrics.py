@@ -29,6 +29,7 @@ from sqlalchemy.orm import Session
 
 from app import clock
 from app.cdc import service as cdc_service
+from app.cdc.metrics import cdc_families
 from app.cdc.schemas import CdcLag
 from app.config import get_settings
 from app.db import session_scope
@@ -315,7 +316,7 @@ def _families(cache: _Cache, vacuum_threshold: int) -> Iterator[Metric]:
         snaps.add_metric([dataset_id], sample.snapshots)
     yield tomb
     yield snaps
-    yield from _cdc_families(store.cdc if store is not None else [])
+    yield from cdc_families(store.cdc if store is not None else [])
     backlog = _gauge(
         "icebatch_vacuum_backlog_datasets",
         "Datasets with at least ICEBATCH_AUTO_VACUUM_TOMBSTONES active tombstones",
@@ -357,45 +358,3 @@ def _families(cache: _Cache, vacuum_threshold: int) -> Iterator[Metric]:
 
 
 OPERATOR_METRICS = OperatorMetrics()
-
-
-CDC_GAUGES = [
-    (
-        "icebatch_cdc_staging_lag_seconds",
-        "Newest accepted minus newest staged event time",
-        "staging_lag_seconds",
-    ),
-    (
-        "icebatch_cdc_oldest_unstaged_age_seconds",
-        "Age of the oldest accepted event not yet staged (0: none)",
-        "oldest_unstaged_age_seconds",
-    ),
-    (
-        "icebatch_cdc_replication_lag_seconds",
-        "Newest staged minus newest processed event time (the seed's replication lag)",
-        "replication_lag_seconds",
-    ),
-    (
-        "icebatch_cdc_oldest_unprocessed_age_seconds",
-        "Age of the oldest accepted event not yet applied to the raw table (0: none)",
-        "oldest_unprocessed_age_seconds",
-    ),
-]
-
-
-def _cdc_families(lags: list[CdcLag]) -> Iterator[Metric]:
-    """Per tenant, so the tenant that is behind shows by name (not in a max or an average)."""
-    events = _gauge(
-        "icebatch_cdc_events",
-        "CDC events per tenant: accepted, staged, processed",
-        ["tenant", "stage"],
-    )
-    for lag in lags:
-        for stage in ("accepted", "staged", "processed"):
-            events.add_metric([lag.tenant, stage], getattr(lag, stage))
-    yield events
-    for name, documentation, attribute in CDC_GAUGES:
-        gauge = _gauge(name, documentation, ["tenant"])
-        for lag in lags:
-            gauge.add_metric([lag.tenant], getattr(lag, attribute))
-        yield gauge

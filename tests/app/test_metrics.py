@@ -270,3 +270,33 @@ def test_every_metric_an_alert_names_is_exposed(metrics_client: TestClient) -> N
             named |= set(re.findall(r"\bicebatch_[a-z_]+", rule["expr"]))
     assert named, "the rules name no metric"
     assert named <= exposed, named - exposed
+
+
+def test_cdc_gauges_name_each_tenant(metrics_client: TestClient, client_for: ClientFactory) -> None:
+    import json
+    from datetime import UTC, datetime
+
+    other = client_for()
+    now = datetime.now(UTC).isoformat()
+    for client, count in ((metrics_client, 3), (other, 1)):
+        body = "\n".join(
+            json.dumps(
+                {"op": "PUT", "entity_id": f"e{i}", "record_type": "r", "timestamp": now}
+                | {"payload": {}}
+            )
+            for i in range(count)
+        )
+        answer = client.post(
+            "/v1/cdc/events", content=body, headers={"Content-Type": "application/x-ndjson"}
+        )
+        assert answer.status_code == 202, answer.text
+    got = scrape(metrics_client)
+    for client, count in ((metrics_client, 3), (other, 1)):
+        lag = client.get("/v1/cdc/lag").json()
+        tenant = lag["tenant"]
+        assert value(got, "icebatch_cdc_events", tenant=tenant, stage="accepted") == count
+        assert value(got, "icebatch_cdc_events", tenant=tenant, stage="staged") == 0
+        assert value(got, "icebatch_cdc_events", tenant=tenant, stage="processed") == 0
+        assert value(got, "icebatch_cdc_replication_lag_seconds", tenant=tenant) == pytest.approx(
+            lag["replication_lag_seconds"]
+        )
