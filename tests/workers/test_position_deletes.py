@@ -9,7 +9,6 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
-import pyarrow as pa
 import pytest
 from fastapi.testclient import TestClient
 
@@ -129,5 +128,5 @@ def _read_without_tombstones(table: Any, planned: list[Any]) -> list[int]:
     out: list[int] = []
     for p in planned:
         for batch in kept_batches(scan, p.data_file, {}, p.delete_files):
-            out += pa.Table.from_batches([batch])["event_id"].to_pylist()
+            out += batch.column("event_id").to_pylist()
     return out
