@@ -68,6 +68,9 @@ class Settings(BaseSettings):
     auto_vacuum_tombstones: int = 10_000
     auto_vacuum_evict_lead_seconds: float = 2 * 24 * 3600
     auto_expire: bool = True
+    # tombstones become Iceberg position deletes (every engine hides restated rows) by a job
+    # queued after each tombstone commit (app.lake.materialize); off: only Icebatch's readers do
+    materialize_deletes: bool = True
     # logs: `auto` is console on a terminal, JSON lines anywhere else
     log_format: Literal["auto", "json", "console"] = "auto"
     log_level: str = "INFO"

@@ -26,6 +26,7 @@ celery.conf.update(
         "workers.restatements.task",
         "workers.exports.task",
         "workers.rewrite.task",
+        "workers.materialize.task",
         "workers.retention.task",
         "workers.scheduler",
         "workers.cdc.task",

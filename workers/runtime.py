@@ -27,7 +27,7 @@ from app.config import get_settings
 from app.db import session_scope
 from app.jobs import service as jobs
 from app.jobs.kinds import JobKind, Payload
-from app.models import Job, JobState
+from app.models import Dataset, Job, JobState
 from workers.metrics import JOB_DURATION, QUEUE_WAIT
 from workers.outage import describe, is_outage, through_outages, wait_for_store
 
@@ -46,6 +46,15 @@ class PermanentJobError(Exception):
     def __init__(self, message: str, result: dict[str, Any] | None = None) -> None:
         super().__init__(message)
         self.result = result
+
+
+def dataset_identifier(dataset_id: str) -> str:
+    """The Iceberg identifier of a job's dataset (PermanentJobError when it is gone)."""
+    with session_scope() as session:
+        dataset = session.get(Dataset, dataset_id)
+        if dataset is None:
+            raise PermanentJobError(f"dataset {dataset_id} no longer exists")
+        return dataset.table_identifier
 
 
 P = TypeVar("P", bound=Payload)

@@ -1,8 +1,11 @@
-"""Automatic maintenance (Celery beat → `icebatch.schedule`): vacuum and expire where needed.
+"""Automatic maintenance (Celery beat → `icebatch.schedule`): vacuum, expire and materialize
+where needed.
 
 A dataset gets a full vacuum when its current snapshot has `auto_vacuum_tombstones` active
 tombstones or more, or a tombstone whose `evict_by` falls within `auto_vacuum_evict_lead_seconds`;
-it gets an expire job when it holds snapshots its retention policy would expire (`auto_expire`).
+it gets an expire job when it holds snapshots its retention policy would expire (`auto_expire`),
+and a materialize job when tombstones are past its materialized mark and none is queued or
+running (`materialize_deletes`; normally the tombstone commit queued it).
 Never two jobs of a kind per dataset: one already queued or running is left to finish.
 """
 
@@ -22,6 +25,7 @@ from app.errors import Conflict
 from app.jobs.kinds import REWRITE_KINDS, JobKind, TaskName
 from app.lake import retention, tombstones
 from app.lake.catalog import get_catalog
+from app.maintenance import materialize as materializer
 from app.maintenance import service as maintenance
 from app.maintenance.schemas import VacuumMode, VacuumRequest
 from app.models import Dataset
@@ -84,6 +88,14 @@ def _schedule_dataset(dataset_id: str, out: dict[str, list[str]]) -> None:
                     log.info("scheduler: vacuum of %s (%s): job %s", dataset_id, reason, job.id)
                     out["vacuum"].append(dataset_id)
         if (
+            get_settings().materialize_deletes
+            and tombstones.unmaterialized(table, table.current_snapshot()).num_rows
+            and service.active_job(session, dataset_id, (JobKind.MATERIALIZE,)) is None
+        ):
+            queued = materializer.request(session, dataset)
+            log.info("scheduler: materialize %s: job %s", dataset_id, queued and queued.id)
+            out["materialize"].append(dataset_id)
+        if (
             get_settings().auto_expire
             and service.active_job(session, dataset_id, (JobKind.EXPIRE,)) is None
             and needs_expire(table, dataset, service.pins(session, dataset_id))
@@ -95,7 +107,7 @@ def _schedule_dataset(dataset_id: str, out: dict[str, list[str]]) -> None:
 
 def schedule_once() -> dict[str, list[str]]:
     """One pass over every dataset; returns the dataset ids given a vacuum or an expire job."""
-    out: dict[str, list[str]] = {"vacuum": [], "expire": [], "failed": []}
+    out: dict[str, list[str]] = {"vacuum": [], "expire": [], "materialize": [], "failed": []}
     with session_scope() as session:
         dataset_ids = list(session.scalars(select(Dataset.id).order_by(Dataset.created_at)))
     for dataset_id in dataset_ids:

@@ -21,6 +21,7 @@ class TaskName(StrEnum):
     EXPORT = "icebatch.export"
     CDC_STAGE = "icebatch.cdc.stage"
     CDC_PROCESS = "icebatch.cdc.process"
+    MATERIALIZE = "icebatch.materialize"
     CDC_SCHEDULE = "icebatch.cdc.schedule"  # the beat's CDC pass: no job row
     SCHEDULE = "icebatch.schedule"  # the beat's maintenance pass: no job row
 
@@ -73,6 +74,7 @@ class JobKind(StrEnum):
     EXPORT = "export"  # subject: dataset
     CDC_STAGE = "cdc_stage"  # subject: none (the job's org is the tenant)
     CDC_PROCESS = "cdc_process"  # subject: the tenant's raw dataset
+    MATERIALIZE = "materialize"  # subject: dataset (tombstones → Iceberg position deletes)
 
     @property
     def spec(self) -> KindSpec:
@@ -98,6 +100,7 @@ REGISTRY: dict[JobKind, KindSpec] = {
     JobKind.EXPORT: KindSpec(TaskName.EXPORT, ExportPayload),
     JobKind.CDC_STAGE: KindSpec(TaskName.CDC_STAGE, Payload),
     JobKind.CDC_PROCESS: KindSpec(TaskName.CDC_PROCESS, Payload),
+    JobKind.MATERIALIZE: KindSpec(TaskName.MATERIALIZE, Payload),
 }
 RESTATEMENT_KINDS = (JobKind.REVERT, JobKind.REPLAY, JobKind.GDPR)
 REWRITE_KINDS = (JobKind.VACUUM, JobKind.COMPACT)

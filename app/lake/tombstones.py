@@ -39,6 +39,9 @@ DELETED = "tombstone.metrics.deleted.count"
 TOTAL = "tombstone.metrics.total.count"
 VACUUM_FILE = "tombstone.vacuum.file"
 VACUUM_COUNT = "tombstone.metrics.vacuum.count"
+# the highest tombstone sequence number whose hidden rows are in Iceberg position deletes
+# (app.lake.materialize): set by the materializer's snapshots, carried in every later list
+MATERIALIZED = "tombstone.materialized-seq"
 FOLDER = "tombstones"
 FANOUT = 8
 
@@ -82,17 +85,29 @@ class Segment:
 @dataclass
 class TombstoneList:
     segments: list[Segment] = field(default_factory=list)
+    # every row a tombstone of sequence number <= this hides in the snapshot's live data files
+    # is in an Iceberg position delete file (app.lake.materialize); 0: none are
+    materialized_seq: int = 0
 
     @property
     def total(self) -> int:
         return sum(s.count for s in self.segments)
 
     def to_json(self) -> str:
-        return json.dumps({"version": 1, "segments": [asdict(s) for s in self.segments]})
+        return json.dumps(
+            {
+                "version": 1,
+                "segments": [asdict(s) for s in self.segments],
+                "materialized_seq": self.materialized_seq,
+            }
+        )
 
     @classmethod
     def from_json(cls, text: str) -> TombstoneList:
-        return cls([Segment(**s) for s in json.loads(text)["segments"]])
+        parsed = json.loads(text)
+        return cls(
+            [Segment(**s) for s in parsed["segments"]], int(parsed.get("materialized_seq", 0))
+        )
 
 
 def list_location(table: Table, snapshot: Snapshot | None) -> str | None:
@@ -137,6 +152,21 @@ def active(table: Table, snapshot: Snapshot | None) -> pa.Table:
     listed = read_list(table.io, list_location(table, snapshot))
     parts = [read_segment(table.io, s.path) for s in listed.segments]
     return pa.concat_tables(parts) if parts else SCHEMA.empty_table()
+
+
+def materialized_seq(table: Table, snapshot: Snapshot | None) -> int:
+    """How far `snapshot`'s tombstones are in Iceberg position deletes (0: not at all)."""
+    return read_list(table.io, list_location(table, snapshot)).materialized_seq
+
+
+def unmaterialized(table: Table, snapshot: Snapshot | None) -> pa.Table:
+    """The tombstones active at `snapshot` that are not yet in position deletes (only the
+    segments that can hold one are read)."""
+    listed = read_list(table.io, list_location(table, snapshot))
+    mark = listed.materialized_seq
+    parts = [read_segment(table.io, s.path) for s in listed.segments if s.max_seq > mark]
+    rows = pa.concat_tables(parts) if parts else SCHEMA.empty_table()
+    return rows.filter(pc.greater(rows["added_seq"], mark)) if mark else rows
 
 
 def _write_segment(io: FileIO, folder: str, rows: pa.Table, level: int, tag: str) -> Segment:
@@ -214,7 +244,7 @@ def write_commit(
     segments = _compact(io, folder, [*base.segments, segment], tag)
     known = {s.path for s in base.segments}
     written = [s.path for s in segments if s.path not in known]
-    listed = TombstoneList(segments)
+    listed = TombstoneList(segments, base.materialized_seq)
     list_path = _write_list(io, folder, listed, tag)
     return WrittenCommit(
         list_path=list_path,
@@ -266,7 +296,7 @@ def write_removal(
     vacuum_path = f"{folder}/vacuum-{tag}-{uuid.uuid4().hex}.parquet"
     with io.new_output(vacuum_path).create(overwrite=False) as stream:
         pq.write_table(removed.select(SCHEMA.names).cast(SCHEMA), stream, compression="zstd")
-    listed = TombstoneList(segments)
+    listed = TombstoneList(segments, base.materialized_seq)
     list_path = _write_list(io, folder, listed, tag)
     return WrittenCommit(
         list_path,
@@ -279,6 +309,23 @@ def write_removal(
             VACUUM_FILE: vacuum_path,
             VACUUM_COUNT: str(gone),
         },
+    )
+
+
+def write_materialized(
+    table: Table, parent: Snapshot | None, seq: int, *, tag: str
+) -> WrittenCommit:
+    """`parent`'s list with its tombstones up to `seq` marked materialized (the materializer's
+    commit: the same segments, a new mark)."""
+    io, folder = table.io, f"{table.location().rstrip('/')}/{FOLDER}"
+    base = read_list(io, list_location(table, parent))
+    if seq < base.materialized_seq:
+        raise ValueError(f"the mark only moves forward: {seq} < {base.materialized_seq}")
+    list_path = _write_list(io, folder, TombstoneList(base.segments, seq), tag)
+    return WrittenCommit(
+        list_path,
+        [list_path],
+        {FILE: list_path, ADDED: "0", DELETED: "0", TOTAL: str(base.total), MATERIALIZED: str(seq)},
     )
 
 
@@ -308,4 +355,5 @@ def metrics(table: Table, snapshot: Snapshot | None) -> dict[str, Any]:
         "total": read_list(table.io, location).total if location else 0,
         "vacuum_file": own.get(VACUUM_FILE),
         "vacuumed": int(own.get(VACUUM_COUNT, 0)),
+        "materialized_seq": read_list(table.io, location).materialized_seq if location else 0,
     }

@@ -231,20 +231,33 @@ _FILTERS: FileCache[TombstoneFilter] = FileCache(64)
 
 
 def tombstone_filter(
-    table: Table, snapshot: Snapshot | None, gdpr: GdprTombstones | None = None
+    table: Table,
+    snapshot: Snapshot | None,
+    gdpr: GdprTombstones | None = None,
+    *,
+    with_position_deletes: bool = False,
 ) -> TombstoneFilter:
     """The filter of every tombstone active at `snapshot`, plus the GDPR tombstones `gdpr` (in
     force whatever the snapshot: they hide rows older than them, DESIGN.md §3). Cached by the
-    snapshot's tombstone list and the GDPR set's key: both name immutable sets."""
+    snapshot's tombstone list and the GDPR set's key: both name immutable sets.
+
+    `with_position_deletes`: for a reader that applies the snapshot's position delete files
+    (`PlannedFile.delete_files`, Iceberg's own readers): the tombstones up to the snapshot's
+    materialized mark are in them and are left out. A GDPR tombstone up to the mark is too: at
+    this snapshot its rows are either position-deleted (it is listed) or were rewritten away
+    by the vacuum that purged it."""
     location = tombstones.list_location(table, snapshot)
+    mark = tombstones.materialized_seq(table, snapshot) if with_position_deletes else 0
 
     def build() -> TombstoneFilter:
         active = tombstones.active(table, snapshot)
         if gdpr is not None and gdpr.rows.num_rows:
             active = pa.concat_tables([active, gdpr.rows.cast(tombstones.SCHEMA)])
+        if mark:
+            active = active.filter(pc.greater(active["added_seq"], mark))
         return TombstoneFilter(table.schema(), active)
 
-    key = f"{table.metadata.table_uuid}|{location}|{gdpr.key if gdpr else ''}"
+    key = f"{table.metadata.table_uuid}|{location}|{gdpr.key if gdpr else ''}|{mark}"
     return _FILTERS.get(key, build)
 
 
@@ -267,7 +280,7 @@ def row_batches(
     target = schema_to_pyarrow(projected)
     if snapshot is None:
         return target, iter(())
-    filt = tombstone_filter(table, snapshot, gdpr)
+    filt = tombstone_filter(table, snapshot, gdpr, with_position_deletes=True)
     names = [f.name for f in projected.fields]
     read_schema = schema.select(*dict.fromkeys([*names, *filt.columns]))
     scan = ArrowScan(table.metadata, table.io, read_schema, AlwaysTrue())
@@ -292,7 +305,7 @@ def count_by_value(
         return {}
     schema = table.schema()
     probe = TombstoneFilter.probe(schema, column, ids)
-    filt = tombstone_filter(table, snapshot)
+    filt = tombstone_filter(table, snapshot, with_position_deletes=True)
     scan = ArrowScan(
         table.metadata, table.io, schema.select(*{column, *filt.columns}), AlwaysTrue()
     )

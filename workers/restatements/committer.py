@@ -31,6 +31,7 @@ from app.lake import commit as lake_commit
 from app.lake import snapshots, visible
 from app.lake.catalog import get_catalog
 from app.lake.tombstones import NewTombstone
+from app.maintenance import materialize as materializer
 from app.models import (
     BatchStatus,
     Dataset,
@@ -259,6 +260,9 @@ def _record(table: Table, ids: list[str], snapshot: Snapshot) -> None:
             row.committed_at = now
             _move_batches(session, row, snapshot)
             runtime.settle(session, row.job_id, outcome(row))
+        dataset = session.get(Dataset, rows[0].dataset_id) if rows else None
+        if dataset is not None:  # the new tombstones become position deletes, asynchronously
+            materializer.request(session, dataset)
 
 
 def _hidden_counts(

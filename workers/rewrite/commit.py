@@ -19,7 +19,7 @@ from pyspark.sql import SparkSession
 
 from app.config import get_settings
 from app.lake import commit as lake_commit
-from app.lake import snapshots, tombstones
+from app.lake import snapshots, tombstones, visible
 from app.lake.catalog import get_catalog
 from app.lake.commit import ParentMoved
 from app.lake.rewrite_files import RewriteOutput
@@ -29,7 +29,7 @@ from workers.lease import CommitLeaseLost
 from workers.metrics import LEASE_TIMEOUTS, LEASE_WAIT
 from workers.runtime import JobContext
 from workers.spark import iceberg_java
-from workers.spark.iceberg_java import Committed
+from workers.spark.iceberg_java import Committed, RewriteConflict
 
 log = logging.getLogger(__name__)
 ATTEMPTS = 16
@@ -71,6 +71,7 @@ class Prepared:
     java_table: object
     old: dict[str, object]
     added: list[object]
+    old_deletes: list[object]  # the position delete files of the replaced files
 
 
 def prepare(spark: SparkSession, work: RewriteCommit) -> Prepared:
@@ -78,20 +79,20 @@ def prepare(spark: SparkSession, work: RewriteCommit) -> Prepared:
     java_table = iceberg_java.load_table(spark, work.identifier)
     replaced = [o for o in work.outputs if not o.unchanged]
     inputs = [path for output in replaced for path in output.inputs]
-    old = iceberg_java.live_files(java_table, work.start.snapshot_id, inputs)
+    tasks = iceberg_java.live_tasks(java_table, work.start.snapshot_id, inputs)
+    old = {path: task.file() for path, task in tasks.items()}
     added = [
         iceberg_java.new_data_file(spark, java_table, o.output, old[o.inputs[0]])
         for o in replaced
         if o.output
     ]
-    return Prepared(java_table, old, added)
+    return Prepared(java_table, old, added, iceberg_java.delete_files_of(tasks.values()))
 
 
 def commit(
     ctx: JobContext, spark: SparkSession, work: RewriteCommit, prepared: Prepared
 ) -> Committed:
     """Commit the rewrite once (a retried job finds its request id in the log and stops)."""
-    java_table, old, added = prepared.java_table, prepared.old, prepared.added
     token = acquire_lease(ctx, work.dataset_id)
     try:
         for _ in range(ATTEMPTS):
@@ -104,7 +105,7 @@ def commit(
                     str(done.summary.operation) if done.summary else "replace",
                 )
             try:
-                return _attempt(ctx, spark, work, table, java_table, token, old, added)
+                return _attempt(ctx, spark, work, table, token, prepared)
             except ParentMoved as exc:
                 log.info("rewrite %s: parent moved (%s); recomputing", ctx.request_id, exc)
         raise RuntimeError(f"rewrite {ctx.request_id}: the parent kept moving")
@@ -117,12 +118,13 @@ def _attempt(
     spark: SparkSession,
     work: RewriteCommit,
     table: Table,
-    java_table: object,
     token: int,
-    old: dict[str, object],
-    added: list[object],
+    prepared: Prepared,
 ) -> Committed:
     parent = table.current_snapshot()
+    old = prepared.old
+    if old and not prepared.added and not prepared.old_deletes:
+        _no_new_deletes(table, parent, set(old))
     tag = f"{table.metadata.next_sequence_number():012d}"
     removal = work.purged if work.operation == "vacuum" else tombstones.SCHEMA.empty_table()
     written = tombstones.write_removal(table, parent, removal, tag=tag)
@@ -142,12 +144,13 @@ def _attempt(
         if old:
             return iceberg_java.commit_rewrite(
                 spark,
-                java_table,
+                prepared.java_table,
                 parent_id=parent.snapshot_id if parent else None,
                 start_snapshot_id=work.start.snapshot_id,
                 start_sequence_number=work.start.sequence_number or 0,
                 removed=list(old.values()),
-                added=added,
+                added=prepared.added,
+                removed_deletes=prepared.old_deletes,
                 summary=summary,
             )
         # nothing to rewrite, only tombstones to drop: a metadata-only snapshot
@@ -156,3 +159,12 @@ def _attempt(
     except ParentMoved:
         tombstones.discard(table.io, written.written)
         raise
+
+
+def _no_new_deletes(table: Table, parent: Snapshot | None, removed: set[str]) -> None:
+    """A DELETE FILES rewrite removes data files only: refuse it (re-plan) when the materializer
+    gave one of them a position delete file since the start, which it would leave dangling
+    (a REWRITE FILES snapshot has Iceberg check this itself)."""
+    for planned in visible.plan(table, parent):
+        if planned.delete_files and planned.data_file.file_path in removed:
+            raise RewriteConflict(f"{planned.data_file.file_path} got position deletes")

@@ -18,38 +18,43 @@ import pyarrow as pa
 from pyiceberg.table import Table
 from pyiceberg.table.snapshots import Snapshot
 
-from app.db import session_scope
 from app.jobs.kinds import CompactPayload, JobKind, TaskName, VacuumPayload
 from app.lake import rewrite_files, rewrite_plan, snapshots, tombstones, vacuum_plan, visible
 from app.lake.catalog import get_catalog
 from app.lake.rewrite_files import RewriteOutput, RewriteTask
-from app.models import Dataset
 from app.retention import erasure
 from workers.celery_app import job_task
 from workers.failpoints import failpoint
 from workers.rewrite import purges
 from workers.rewrite.commit import RewriteCommit, commit, prepare
-from workers.runtime import JobContext, PermanentJobError
+from workers.runtime import JobContext, dataset_identifier
+from workers.spark.iceberg_java import RewriteConflict
 
 log = logging.getLogger(__name__)
-
-
-def _dataset(dataset_id: str) -> str:
-    with session_scope() as session:
-        dataset = session.get(Dataset, dataset_id)
-        if dataset is None:
-            raise PermanentJobError(f"dataset {dataset_id} no longer exists")
-        return dataset.table_identifier
+REPLANS = 4
 
 
 def rewrite(ctx: JobContext) -> dict[str, Any]:
     operation = ctx.kind.value  # vacuum | compact
     dataset_id = ctx.subject_id or ""
-    identifier = _dataset(dataset_id)
-    table = get_catalog().load_table(identifier)
-    done = snapshots.find_by_request_id(table, ctx.request_id)
-    if done is not None:  # a retry of a job whose commit landed
-        return {"snapshot_id": done.snapshot_id, "operation": operation, "recovered": True}
+    identifier = dataset_identifier(dataset_id)
+    for attempt in range(1, REPLANS + 1):
+        table = get_catalog().load_table(identifier)
+        done = snapshots.find_by_request_id(table, ctx.request_id)
+        if done is not None:  # a retry of a job whose commit landed
+            return {"snapshot_id": done.snapshot_id, "operation": operation, "recovered": True}
+        try:
+            return _rewrite_once(ctx, operation, dataset_id, identifier, table)
+        except RewriteConflict as exc:
+            # the materializer gave a file this rewrite replaces new position deletes (their
+            # rows are not purged from its output) or removed one: plan again on the new state
+            log.info("rewrite %s: %s; planning again (%s)", ctx.request_id, exc, attempt)
+    raise RuntimeError(f"rewrite {ctx.request_id}: its files kept changing ({REPLANS} plans)")
+
+
+def _rewrite_once(
+    ctx: JobContext, operation: str, dataset_id: str, identifier: str, table: Table
+) -> dict[str, Any]:
     timings: dict[str, float] = {}
     clock = time.monotonic()
     ctx.set_stage("scan", 0.02)
@@ -73,11 +78,15 @@ def rewrite(ctx: JobContext) -> dict[str, Any]:
 
     spark = get_spark()
     work = RewriteCommit(dataset_id, identifier, operation, start, outputs, purged)
-    prepared = prepare(spark, work)
-    timings["purge_metadata"] = round(time.monotonic() - clock, 3)
-    clock = time.monotonic()
-    ctx.set_stage("commit", 0.9)
-    committed = commit(ctx, spark, work, prepared)
+    try:
+        prepared = prepare(spark, work)
+        timings["purge_metadata"] = round(time.monotonic() - clock, 3)
+        clock = time.monotonic()
+        ctx.set_stage("commit", 0.9)
+        committed = commit(ctx, spark, work, prepared)
+    except RewriteConflict:
+        tombstones.discard(table.io, [o.output for o in outputs if o.output])
+        raise
     timings["commit"] = round(time.monotonic() - clock, 3)
     rewritten = sum(len(o.inputs) for o in outputs if not o.unchanged)
     requests = []

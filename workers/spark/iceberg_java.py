@@ -49,21 +49,36 @@ def load_table(spark: SparkSession, identifier: str) -> JavaObject:
 
 def live_files(table: JavaObject, snapshot_id: int, paths: Iterable[str]) -> dict[str, JavaObject]:
     """The Java DataFile objects of `paths` among the live files of a snapshot."""
+    return {path: task.file() for path, task in live_tasks(table, snapshot_id, paths).items()}
+
+
+def live_tasks(table: JavaObject, snapshot_id: int, paths: Iterable[str]) -> dict[str, JavaObject]:
+    """The Java FileScanTasks (data file and its delete files) of `paths` among the live files
+    of a snapshot; RewriteConflict when one is not live."""
     wanted, found = set(paths), dict[str, JavaObject]()
     tasks = table.newScan().useSnapshot(snapshot_id).planFiles()
     try:
         iterator = tasks.iterator()
         while iterator.hasNext() and len(found) < len(wanted):
-            data_file = iterator.next().file()
-            path = data_file.location()
+            task = iterator.next()
+            path = task.file().location()
             if path in wanted:
-                found[path] = data_file
+                found[path] = task
     finally:
         tasks.close()
     missing = wanted - set(found)
     if missing:
         raise RewriteConflict(f"{len(missing)} planned files are not live, e.g. {min(missing)}")
     return found
+
+
+def delete_files_of(tasks: Iterable[JavaObject]) -> list[JavaObject]:
+    """The Java DeleteFiles that apply to the tasks' data files (each once)."""
+    found: dict[str, JavaObject] = {}
+    for task in tasks:
+        for delete_file in task.deletes():
+            found.setdefault(str(delete_file.location()), delete_file)
+    return list(found.values())
 
 
 def new_data_file(
@@ -102,15 +117,21 @@ def commit_rewrite(
     start_sequence_number: int,
     removed: list[JavaObject],
     added: list[JavaObject],
+    removed_deletes: list[JavaObject],
     summary: dict[str, str],
 ) -> Committed:
-    """Replace `removed` by `added` (REWRITE FILES; DELETE FILES when nothing is added) as one
-    snapshot on `parent_id`. Raises ParentMoved when the table's current snapshot is another."""
-    if added:
+    """Replace `removed` by `added` (REWRITE FILES; DELETE FILES when nothing is added and no
+    delete file goes) as one snapshot on `parent_id`; the position delete files of the removed
+    files (`removed_deletes`, as of the start) leave with them. Iceberg's validation from the
+    start snapshot refuses it (RewriteConflict) when a delete file for a removed file came
+    since. Raises ParentMoved when the table's current snapshot is another."""
+    if added or removed_deletes:
         update = table.newRewrite().validateFromSnapshot(start_snapshot_id)
         update = update.dataSequenceNumber(start_sequence_number)
         for data_file in removed:
             update = update.deleteFile(data_file)
+        for delete_file in removed_deletes:
+            update = update.deleteFile(delete_file)
         for data_file in added:
             update = update.addFile(data_file)
     else:
@@ -165,19 +186,27 @@ def commit_position_deletes(
     parent_id: int,
     written: list[tuple[str, str]],
     summary: dict[str, str],
+    replaced: Iterable[str] = (),
 ) -> Committed:
     """Commit position delete files, `(delete file, the data file it applies to)`, as one
-    ROW DELTA snapshot on `parent_id`, the way `commit_rewrite` commits: built with `apply()`,
-    swapped in with one compare-and-swap, never re-applied on another parent. Raises
-    ParentMoved when the current snapshot is another, RewriteConflict when a data file named is
-    no longer live."""
+    ROW DELTA snapshot on `parent_id`, removing the delete files `replaced` (their positions
+    are in the new ones), the way `commit_rewrite` commits: built with `apply()`, swapped in
+    with one compare-and-swap, never re-applied on another parent. Raises ParentMoved when the
+    current snapshot is another, RewriteConflict when a data file named is no longer live or a
+    replaced delete file no longer applies to it."""
     ice = _iceberg(spark)
     jvm: Any = spark._jvm
-    targets = live_files(table, parent_id, {data for _, data in written})
+    tasks = live_tasks(table, parent_id, {data for _, data in written})
+    existing = {str(d.location()): d for d in delete_files_of(tasks.values())}
+    gone = set(replaced) - set(existing)
+    if gone:
+        raise RewriteConflict(f"{len(gone)} delete files to replace are gone, e.g. {min(gone)}")
     paths = jvm.java.util.ArrayList()
     update = table.newRowDelta().validateFromSnapshot(parent_id)
+    for path in set(replaced):
+        update = update.removeDeletes(existing[path])
     for delete_path, data_path in written:
-        data_file = targets[data_path]
+        data_file = tasks[data_path].file()
         input_file = table.io().newInputFile(delete_path)
         metrics = ice.parquet.ParquetUtil.fileMetrics(
             input_file, ice.MetricsConfig.forPositionDelete(table)

@@ -73,7 +73,9 @@ def read_dataset(
     at = f"{spark_name} VERSION AS OF {snapshot.snapshot_id}"
     if gdpr is None:
         gdpr = erasures.for_table(identifier, table)
-    filt = visible.tombstone_filter(table, snapshot, gdpr)
+    # Iceberg's Spark reader applies the snapshot's position deletes: only the tombstones past
+    # its materialized mark are joined
+    filt = visible.tombstone_filter(table, snapshot, gdpr, with_position_deletes=True)
     planned = visible.plan(table, snapshot)
     exposed = [(p.data_file.file_path, p.sequence_number) for p in planned if filt.candidates(p)]
     if not exposed:

@@ -1,0 +1,108 @@
+"""The materializer's plan: tombstones not yet in Iceberg position deletes, resolved to positions.
+
+A tombstone commit writes only its tombstones (no read on the write path). Afterwards the
+materializer (workers/materialize) resolves the tombstones past the snapshot's materialized mark
+(`tombstones.MATERIALIZED`) to the rows they hide, data file by data file: only files whose
+data sequence number is lower than a tombstone's and whose column bounds may hold its id
+(`visible.TombstoneFilter.candidates`), reading only the tombstoned columns. Each such file gets
+one position delete file holding its new positions united with those of the delete file it had
+(replaced in the same commit), so a data file never has more than one delete file of Icebatch's.
+
+Invariant (docs/position-deletes.md): a position delete only marks a row that an active
+tombstone hides, so readers that apply every tombstone to raw files stay exact, and readers that
+apply the delete files may leave out the tombstones up to the mark.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+from pyiceberg.io import FileIO
+from pyiceberg.manifest import DataFile
+from pyiceberg.table import Table
+from pyiceberg.table.snapshots import Snapshot
+
+from app.lake import position_deletes, tombstones, visible
+
+
+@dataclass
+class FileDeletes:
+    data_path: str
+    delete_path: str  # the new delete file: every position of the data file Icebatch deletes
+    replaced: list[str]  # the delete files it had (their positions are in the new one)
+    added: int  # positions the new tombstones hide that were not deleted yet
+
+
+@dataclass
+class Resolution:
+    """Position delete files written for the tombstones of `parent` up to `seq`."""
+
+    parent: Snapshot
+    seq: int  # the new mark: the highest sequence number of a tombstone resolved
+    previous_seq: int  # the parent's mark
+    tombstones: int  # how many tombstones were resolved
+    files: list[FileDeletes] = field(default_factory=list)
+    files_read: int = 0  # data files whose tombstoned columns were read
+
+    @property
+    def written(self) -> list[str]:
+        return [f.delete_path for f in self.files]
+
+    @property
+    def positions(self) -> int:
+        return sum(f.added for f in self.files)
+
+
+def resolve(table: Table, parent: Snapshot | None) -> Resolution | None:
+    """Write the position delete files of the tombstones of `parent` past its mark (none: None).
+
+    The files are written, not committed: the caller commits them on `parent` or discards them.
+    """
+    if parent is None:
+        return None
+    pending = tombstones.unmaterialized(table, parent)
+    if not pending.num_rows:
+        return None
+    resolution = Resolution(
+        parent,
+        seq=int(pc.max(pending["added_seq"]).as_py()),
+        previous_seq=tombstones.materialized_seq(table, parent),
+        tombstones=pending.num_rows,
+    )
+    filt = visible.TombstoneFilter(table.schema(), pending)
+    try:
+        for planned in visible.plan(table, parent):
+            hidden = filt.candidates(planned)
+            if not hidden:
+                continue
+            resolution.files_read += 1
+            path = planned.data_file.file_path
+            new = position_deletes.hidden_positions(table.io, path, hidden)
+            if not len(new):
+                continue
+            old = _positions(table.io, path, planned.delete_files)
+            added = pc.sum(pc.invert(pc.is_in(new, old))).as_py() if len(old) else len(new)
+            if not added:
+                continue
+            merged = pa.concat_arrays([old, new]) if len(old) else new
+            written = position_deletes.write(table.io, table.location(), path, merged)
+            replaced = [d.file_path for d in planned.delete_files]
+            resolution.files.append(FileDeletes(path, written, replaced, int(added)))
+    except BaseException:
+        tombstones.discard(table.io, resolution.written)
+        raise
+    return resolution
+
+
+def _positions(io: FileIO, data_path: str, delete_files: tuple[DataFile, ...]) -> pa.Array:
+    """The positions of `data_path` its delete files name (int64)."""
+    parts = []
+    for delete_file in delete_files:
+        with io.new_input(delete_file.file_path).open() as stream:
+            rows = pq.read_table(stream, columns=["file_path", "pos"])
+        mine = rows.filter(pc.equal(rows["file_path"], data_path))["pos"]
+        parts.append(mine.combine_chunks().cast(pa.int64()))
+    return pa.concat_arrays(parts) if parts else pa.array([], pa.int64())
