@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -24,7 +25,7 @@ from playwright.sync_api import Browser, Page, expect, sync_playwright
 from tests.fixtures.batches import csv_rows
 from tests.fixtures.datasets import EVENTS
 from tests.fixtures.e2e import finished, gdpr, upload_batch
-from tests.fixtures.service import Service, embedded_env, new_org
+from tests.fixtures.service import Service, embedded_env, new_org, wait_for
 
 pytestmark = [pytest.mark.e2e, pytest.mark.spark]
 CHROMIUM = shutil.which("chromium")
@@ -196,6 +197,22 @@ def test_privacy_and_jobs_pages_follow_a_gdpr_delete(lake: Lake, page: Page) -> 
     expect(page.locator(f"#job-{restated.job_id} .pill")).to_have_text("succeeded")
 
 
+def materialized(lake: Lake) -> list[dict[str, Any]] | None:
+    """The snapshot log once the newest tombstones are in position deletes, else None."""
+    snapshots: list[dict[str, Any]] = lake.api.get(f"/v1/datasets/{lake.dataset}/snapshots").json()[
+        "items"
+    ]
+    newest = max(
+        (
+            s["sequence_number"]
+            for s in snapshots
+            if int(s["tombstone"].get("tombstone.metrics.added.count", 0))
+        ),
+        default=0,
+    )
+    return snapshots if snapshots[0]["tombstones"]["materialized_seq"] >= newest else None
+
+
 def test_the_dataset_page_shows_the_timeline_and_makes_the_screenshot(
     lake: Lake, page: Page, tmp_path: Path
 ) -> None:
@@ -205,11 +222,13 @@ def test_the_dataset_page_shows_the_timeline_and_makes_the_screenshot(
     expect(page.locator(f"#batch-{lake.first}")).to_have_attribute(
         "data-status", "reverted", timeout=60_000
     )
+    # the revert's tombstone becomes position deletes a moment later: a `materialize` snapshot
+    snapshots = wait_for(lambda: materialized(lake), 60, "the materializer")
     page.reload()  # the timeline and charts are drawn once per load
-    snapshots = lake.api.get(f"/v1/datasets/{lake.dataset}/snapshots").json()["items"]
     timeline = page.locator("#timeline li")
     expect(timeline).to_have_count(len(snapshots))
-    expect(timeline.first.locator(".op")).to_have_text("revert")
+    expect(timeline.first.locator(".op")).to_have_text("materialize")
+    expect(timeline.nth(1).locator(".op")).to_have_text("revert")
     expect(timeline.last.locator(".op")).to_have_text("ingest")
     expect(timeline.last).to_contain_text(f"batch {lake.first[:8]}")
     screenshot = os.environ.get("ICEBATCH_UI_SCREENSHOT") or str(tmp_path / "dataset.png")

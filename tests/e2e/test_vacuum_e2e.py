@@ -64,6 +64,10 @@ def test_vacuum_racing_restatements_and_ingests(service: Service) -> None:
     send a GDPR delete of a user whose rows are in those files, reverts, replays and ingests
     (one with rows of a user deleted before). Nothing is lost and nothing resurrected."""
     started = time.monotonic()
+    # the race of tombstone commits with the vacuum; the materializer's race with it (its
+    # position deletes on files the vacuum replaces make it plan again) is
+    # tests/workers/test_position_deletes.py's
+    service.env["ICEBATCH_MATERIALIZE_DELETES"] = "false"
     key = service.create_key(new_org())
     service.start_api()
     service.start_worker("worker-a", env={"ICEBATCH_FAILPOINTS": f"after-purge-data={PAUSE}"})
@@ -257,6 +261,7 @@ def test_worker_killed_inside_the_rewrite_commit(service: Service) -> None:
     done_job(client, log.restated[-1].job_id, timeout=60)
 
     kinds = every_job_succeeded(client)
+    assert kinds.pop("materialize") >= 1  # the materializer ran beside the vacuum, and succeeded
     assert kinds == Counter(ingest=4, gdpr=2, revert=2, vacuum=1), kinds
     expected = check_rows(client, dataset_id, log)
     assert {u for _, u, _ in expected} == {"u1", "u2", "u6", "u7", "u8"}

@@ -224,9 +224,9 @@ def test_scheduler_picks_datasets(
         """This test's datasets in one scheduler pass (the store holds other tests' too)."""
         return {k: [d for d in v if d in mine] for k, v in schedule_once().items()}
 
-    assert scheduled() == {"vacuum": [], "expire": [history], "failed": []}
+    assert scheduled() == {"vacuum": [], "expire": [history], "materialize": [], "failed": []}
     # one expire job per dataset: the queued one is left alone
-    assert scheduled() == {"vacuum": [], "expire": [], "failed": []}
+    assert scheduled() == {"vacuum": [], "expire": [], "materialize": [], "failed": []}
     # a GDPR tombstone must be evicted within 30 days: closer than the lead time
     monkeypatch.setattr(settings, "auto_vacuum_evict_lead_seconds", 31 * 24 * 3600)
     assert scheduled()["vacuum"] == [gdpr]
