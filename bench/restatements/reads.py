@@ -1,5 +1,10 @@
 """Part (b): full scans with 0 / 1k / 10k / 100k active tombstones against the twins written
-without the hidden rows, in Spark (`read_dataset`) and PyArrow (`visible.row_batches`)."""
+without the hidden rows, in Spark (`read_dataset`), plain Spark SQL (no Icebatch code) and
+PyArrow (`visible.row_batches`).
+
+Each level is read at the materializer's snapshot (its tombstones in Iceberg position deletes,
+issue 13); `read_dataset` and the PyArrow path are also read at the level's own snapshot, before
+that materialization ("not materialized": the levels below it are)."""
 
 from __future__ import annotations
 
@@ -44,20 +49,30 @@ def part_b(lake: Lake, levels: Levels, runs: int, arrow_runs: int) -> dict[str, 
 
     spark, out = lake.spark, {}
     base = lake.name("events")
-    # the bench's tables are no datasets of a metadata store: their current list is the source
-    erased = lake_gdpr.lake_only(lake.load("events"))
+    # a level is the tombstones of its snapshot: no GDPR tombstone of a later level reaches
+    # into it (the bench's tables are no datasets of a metadata store)
+    erased = lake_gdpr.GdprTombstones.none()
+
+    def at(level: int, materialized: bool = True) -> int:
+        if level == 0:
+            return levels.snapshots[0]
+        return (levels.materialized if materialized else levels.snapshots)[level]
 
     def ice_read(snap: int) -> Any:
         return read_dataset(spark, base, as_of=snap, catalog=lake.catalog, gdpr=erased)
 
-    def ice_spark(level: int) -> Callable[[], tuple[int, int]]:
-        snap = levels.snapshots[level]
+    def ice_spark(level: int, materialized: bool = True) -> Callable[[], tuple[int, int]]:
+        snap = at(level, materialized)
         return lambda: spark_scan(ice_read(snap))
+
+    def plain_sql(level: int) -> Callable[[], tuple[int, int]]:
+        query = f"SELECT * FROM {base} VERSION AS OF {at(level)}"
+        return lambda: spark_scan(spark.sql(query))
 
     def plan_spark(level: int) -> Callable[[], tuple[int, int]]:
         """read_dataset's own work before Spark runs anything: load the table, build the
         tombstone filter, plan the files and pick those whose bounds may hold a tombstone."""
-        snap = levels.snapshots[level]
+        snap = at(level)
         return lambda: (ice_read(snap), (0, 0))[1]
 
     def twin_spark(level: int) -> Callable[[], tuple[int, int]]:
@@ -66,10 +81,10 @@ def part_b(lake: Lake, levels: Levels, runs: int, arrow_runs: int) -> dict[str, 
             return lambda: spark_scan(spark.sql(query))
         return lambda: spark_scan(spark.table(lake.name(f"absent_{level}")))
 
-    def ice_arrow(level: int) -> Callable[[], tuple[int, int]]:
+    def ice_arrow(level: int, materialized: bool = True) -> Callable[[], tuple[int, int]]:
         def run() -> tuple[int, int]:
             table = lake.load("events")
-            return arrow_scan(table, table.snapshot_by_id(levels.snapshots[level]))
+            return arrow_scan(table, table.snapshot_by_id(at(level, materialized)))
 
         return run
 
@@ -99,7 +114,7 @@ def part_b(lake: Lake, levels: Levels, runs: int, arrow_runs: int) -> dict[str, 
         newer than every data file (the case of a fast path)."""
         table = lake.load("events")
         snapshot = table.snapshot_by_id(levels.snapshots[DIAG])
-        filt = lake_visible.tombstone_filter(table, snapshot)
+        filt = lake_visible.tombstone_filter(table, snapshot, erased)
         ns = next(n for n in filt.namespaces if n.column == "user_id")
         ids = _ids(spark, ns.ids, ns.max_seq, T.StringType()).select(TID)
         frame = spark.sql(f"SELECT * FROM {base} VERSION AS OF {levels.snapshots[DIAG]}")
@@ -116,8 +131,10 @@ def part_b(lake: Lake, levels: Levels, runs: int, arrow_runs: int) -> dict[str, 
         for run in range(count):
             for level in LEVELS:
                 pair = [("icebatch", ice(level)), ("absent", twin(level))]
+                if level:
+                    pair.append(("not materialized", ice(level, False)))
                 if engine == "spark":
-                    pair.append(("planning", plan_spark(level)))
+                    pair += [("planning", plan_spark(level)), ("plain SQL", plain_sql(level))]
                 if engine == "spark" and level == DIAG:
                     pair += [("scan + _file", with_file), ("anti join only", anti_only)]
                 for side, fn in pair if run % 2 == 0 else pair[::-1]:
@@ -127,14 +144,20 @@ def part_b(lake: Lake, levels: Levels, runs: int, arrow_runs: int) -> dict[str, 
         if engine == "spark" and results[(DIAG, "anti join only")] != results[(DIAG, "absent")]:
             raise RuntimeError("(b) the anti-join-only diagnostic read other rows")
         for level in LEVELS:
-            ice_result, twin_result = results[(level, "icebatch")], results[(level, "absent")]
-            # Spark: equal row counts and equal sums of row hashes; Arrow: equal row counts
-            same = (
-                ice_result == twin_result if engine == "spark" else ice_result[0] == twin_result[0]
-            )
-            if not same:
-                raise RuntimeError(
-                    f"(b) {engine} at {level}: tombstoned read {ice_result} != twin {twin_result}"
+            twin_result = results[(level, "absent")]
+            for side in ("icebatch", "not materialized", "plain SQL"):
+                if (level, side) not in results:
+                    continue
+                ice_result = results[(level, side)]
+                # Spark: equal row counts and equal sums of row hashes; Arrow: equal row counts
+                same = (
+                    ice_result == twin_result
+                    if engine == "spark"
+                    else ice_result[0] == twin_result[0]
                 )
+                if not same:
+                    raise RuntimeError(
+                        f"(b) {engine} {side} at {level}: read {ice_result} != twin {twin_result}"
+                    )
         out[engine] = {"times": times, "rows": {lv: results[(lv, "absent")][0] for lv in LEVELS}}
     return out

@@ -64,24 +64,41 @@ def report(args: argparse.Namespace, lake: dict[str, Any], svc: dict[str, Any] |
             if engine == "arrow":
                 what = "visible.row_batches(...), every column materialized"
             print(f"\n(b) full scan, {engine}: {what} (seconds, best of runs)")
-            plan = engine == "spark"
+            print(
+                "  icebatch: at the materializer's snapshot (tombstones in position deletes); "
+                "not mat.: at the level's own snapshot, before it"
+                + (
+                    "; plain SQL: spark.sql('SELECT * ... VERSION AS OF'), no Icebatch code"
+                    if engine == "spark"
+                    else ""
+                )
+            )
+            spark_engine = engine == "spark"
+            extra = " plain SQL |  ratio | planning |" if spark_engine else ""
             print(
                 f"| {'tombstones':>10} | {'rows read':>10} | {'icebatch':>8} | {'absent':>8} "
-                f"| {'ratio':>6} |{' planning |' if plan else ''} all runs icebatch / absent"
+                f"| {'ratio':>6} | not mat. |  ratio |{extra} all runs icebatch / absent"
             )
             print(
-                f"|{'-' * 12}|{'-' * 12}|{'-' * 10}|{'-' * 10}|{'-' * 8}|"
-                f"{'-' * 10 + '|' if plan else ''}{'-' * 28}"
+                f"|{'-' * 12}|{'-' * 12}|{'-' * 10}|{'-' * 10}|{'-' * 8}|{'-' * 10}|{'-' * 8}|"
+                f"{'-' * 11 + '|' + '-' * 8 + '|' + '-' * 10 + '|' if spark_engine else ''}"
+                f"{'-' * 28}"
             )
             for level in LEVELS:
                 ice, twin = min(times[(level, "icebatch")]), min(times[(level, "absent")])
                 runs = " ".join(f"{x:.2f}" for x in times[(level, "icebatch")])
                 runs += " / " + " ".join(f"{x:.2f}" for x in times[(level, "absent")])
+                before = min(times.get((level, "not materialized"), [ice]))
+                cells = f" {before:>8.2f} | {before / twin:>5.2f}x |"
+                if spark_engine:
+                    plain = min(times[(level, "plain SQL")])
+                    cells += (
+                        f" {plain:>9.2f} | {plain / twin:>5.2f}x |"
+                        f" {min(times[(level, 'planning')]):>8.2f} |"
+                    )
                 print(
                     f"| {level:>10,} | {result['rows'][level]:>10,} | {ice:>8.2f} | {twin:>8.2f} "
-                    f"| {ice / twin:>5.2f}x |"
-                    + (f" {min(times[(level, 'planning')]):>8.2f} |" if plan else "")
-                    + f" {runs}"
+                    f"| {ice / twin:>5.2f}x |{cells} {runs}"
                 )
             for name in ("scan + _file", "anti join only"):
                 if (DIAG, name) in times:
@@ -90,8 +107,32 @@ def report(args: argparse.Namespace, lake: dict[str, Any], svc: dict[str, Any] |
                         f"  diagnostic at {DIAG:,}: {name:<14} best {min(values):.2f}s "
                         f"(runs {' '.join(f'{x:.2f}' for x in values)})"
                     )
-            ice, twin = min(times[(10_000, "icebatch")]), min(times[(10_000, "absent")])
-            print(ratio_line(f"ratio at 10k tombstones ({engine})", ice, twin, 1.2))
+            for level in (10_000, 100_000):
+                twin = min(times[(level, "absent")])
+                sides = ["icebatch", "plain SQL"] if spark_engine else ["icebatch"]
+                for side in sides:
+                    label = engine if side == "icebatch" else "plain Spark SQL"
+                    ice = min(times[(level, side)])
+                    print(
+                        ratio_line(
+                            f"ratio at {level // 1000}k tombstones ({label})", ice, twin, 1.1
+                        )
+                    )
+    if "levels" in lake and lake["levels"].materialize:
+        levels = lake["levels"]
+        print("\n(b) the materializer at each level (resolve: read the tombstoned column of the")
+        print("  files that may hold an id and write delete files; commit: the ROW DELTA)")
+        print(
+            f"| {'level':>8} | {'new tombstones':>14} | {'files read':>10} | {'delete files':>12} "
+            f"| {'replaced':>8} | {'positions':>9} | {'resolve s':>9} | {'commit s':>8} |"
+        )
+        print("|" + "|".join("-" * n for n in (10, 16, 12, 14, 10, 11, 11, 10)) + "|")
+        for level, cost in levels.materialize.items():
+            print(
+                f"| {level:>8,} | {cost['tombstones']:>14,.0f} | {cost['files_read']:>10,.0f} "
+                f"| {cost['delete_files']:>12,.0f} | {cost['replaced']:>8,.0f} "
+                f"| {cost['positions']:>9,.0f} | {cost['resolve']:>9.2f} | {cost['commit']:>8.2f} |"
+            )
     if "levels" in lake:
         levels = lake["levels"]
         low, high = LEVELS[1], LEVELS[-1]
@@ -163,6 +204,15 @@ def report_service(svc: dict[str, Any]) -> None:
             f"  CPU seconds in the window: {cpu}; machine busy {run['machine_busy'] * 100:.0f}% "
             f"of {len(os.sched_getaffinity(0))} cores"
         )
+        mat = run["materialization"]
+        lags = mat["lags"]
+        print(
+            f"  tombstone commit -> materialized (position deletes committed): p50 "
+            f"{pct(lags, 0.5):.2f}s, p90 {pct(lags, 0.9):.2f}s, p99 {pct(lags, 0.99):.2f}s, max "
+            f"{max(lags, default=0):.2f}s over {mat['commits']} commits ({mat['never']} not "
+            f"materialized), {mat['runs']} materializer commits; goal p99 <= 30 s: "
+            f"{'met' if lags and pct(lags, 0.99) <= 30 and not mat['never'] else 'NOT met'}"
+        )
         p99 = pct(visible_after, 0.99)
         print(
             f"  goal accepted >= 200/s: {'met' if run['accepted_per_s'] >= 200 else 'NOT met'}; "
@@ -170,7 +220,9 @@ def report_service(svc: dict[str, Any]) -> None:
         )
     print(
         f"  check: {svc['check_values']} deleted user ids, {svc['leftover_rows']} of their rows "
-        f"still visible (count_by_value, {svc['check_seconds']:.1f}s); {svc['snapshots']} snapshots"
+        f"still visible (count_by_value, {svc['check_seconds']:.1f}s), {svc['plain_leftover']} "
+        f"in PyIceberg's plain scan; {svc['snapshots']} snapshots, {svc['delete_files']} live "
+        f"delete files for {svc['data_files']} data files"
     )
     print(
         f"  the committer's rows-hidden count for a group of 10 ids (visible.count_by_value on "

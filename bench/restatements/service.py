@@ -15,6 +15,8 @@ from typing import Any
 
 import httpx
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from bench import embedded
 from bench.common import (
@@ -79,7 +81,7 @@ def load_run(
     log_offset = svc.worker_log.stat().st_size
     first_commit = len(svc.observer.commits)
     cpu_before, ticks_before = cpu_seconds(svc.groups), machine_ticks()
-    began = time.perf_counter()
+    began, began_ms = time.perf_counter(), int(time.time() * 1000)
     asyncio.run(fire(svc.urls, svc.key, svc.dataset_id, requests, rate, cap, duration))
     window = time.perf_counter() - began
     cpu_after, ticks_after = cpu_seconds(svc.groups), machine_ticks()
@@ -88,6 +90,7 @@ def load_run(
     drain_began = time.perf_counter()
     wait_for(lambda: pending_jobs(svc.database_url) == 0, "the jobs", svc.procs, drain)
     drained = time.perf_counter() - drain_began
+    lag = materialization_lag(svc.observer.catalog.load_table(svc.identifier), began_ms)
     time.sleep(max(0.3, svc.observer.every * 4))
     with svc.worker_log.open("rb") as handle:
         handle.seek(log_offset)
@@ -119,12 +122,42 @@ def load_run(
         "missing": missing,
         "jobs": job_latencies(svc.database_url, {r.job_id for r in accepted}),
         "drain_seconds": drained,
-        "group_sizes": [int(c.get("icebatch.request-count", 0)) for c in commits],
+        "group_sizes": [
+            int(c.get("icebatch.request-count", 0))
+            for c in commits
+            if c.get("icebatch.operation") != "materialize"
+        ],
         "cpu": {k: cpu_after[k] - cpu_before.get(k, 0.0) for k in cpu_after},
         "machine_busy": busy,
         "worker": tasks,
         "values": [v for r in accepted for v in r.values],
+        "materialization": lag,
     }
+
+
+def materialization_lag(table: Any, since_ms: int) -> dict[str, Any]:
+    """From the snapshot log: for each tombstone commit since `since_ms`, the seconds until the
+    first materializer snapshot whose mark covers it (issue 13), and the materializer's runs."""
+    from app.lake import tombstones
+
+    commits, marks = [], []
+    for snapshot in table.snapshots():
+        if snapshot.timestamp_ms < since_ms or snapshot.summary is None:
+            continue
+        own = snapshot.summary.additional_properties
+        if own.get("icebatch.operation") == "materialize":
+            marks.append((int(own[tombstones.MATERIALIZED]), snapshot.timestamp_ms))
+        elif int(own.get(tombstones.ADDED, 0)):
+            commits.append((snapshot.sequence_number or 0, snapshot.timestamp_ms))
+    marks.sort(key=lambda m: m[1])
+    lags, unmaterialized = [], 0
+    for seq, at in commits:
+        done = next((ts for mark, ts in marks if mark >= seq and ts >= at), None)
+        if done is None:
+            unmaterialized += 1
+        else:
+            lags.append((done - at) / 1000)
+    return {"lags": lags, "commits": len(commits), "runs": len(marks), "never": unmaterialized}
 
 
 def run_service(args: argparse.Namespace, data: Data, work: Path) -> dict[str, Any]:
@@ -219,6 +252,10 @@ def service_part(
         check_seconds, leftover = timed(
             lambda: visible.count_by_value(table, table.current_snapshot(), "user_id", values)
         )
+        # and through an engine that knows no tombstone: PyIceberg's plain scan (position deletes)
+        scanned = table.scan(selected_fields=("user_id",)).to_arrow()["user_id"]
+        plain_leftover = int(pc.sum(pc.is_in(scanned, pa.array(values))).as_py() or 0)
+        planned = visible.plan(table, table.current_snapshot())
         # what the committer's rows-hidden count costs a group of 10 ids (after each commit)
         probe = [data.identities[next(svc.users)] for _ in range(10)]
         probe_seconds = min(
@@ -238,6 +275,9 @@ def service_part(
             "check_seconds": check_seconds,
             "probe_seconds": probe_seconds,
             "snapshots": len(table.snapshots()),
+            "plain_leftover": plain_leftover,
+            "data_files": len(planned),
+            "delete_files": len({d.file_path for p in planned for d in p.delete_files}),
         }
     finally:
         stop(procs)
