@@ -33,6 +33,7 @@ def enqueue(
     subject_id: str | None,
     payload: Payload | None = None,
     publish: bool = True,
+    first: bool = False,
 ) -> Job:
     """Write the job and its outbox message; the message is published after commit.
 
@@ -42,7 +43,9 @@ def enqueue(
 
     A job an HTTP request asks for counts against its org's cap of jobs in flight (429 beyond
     it); the scheduler's jobs (no request) are never refused. The org's jobs in flight set the
-    message's broker priority: an org's first jobs overtake another's backlog (`app.limits`).
+    message's broker priority: an org's first jobs overtake another's backlog (`app.limits`);
+    `first`: the highest priority whatever the backlog (short maintenance that keeps reads
+    right, which the org's own backlog must not starve).
     """
     payload = payload if payload is not None else kind.spec.payload()
     if type(payload) is not kind.spec.payload:
@@ -60,7 +63,7 @@ def enqueue(
     session.add(job)
     session.flush()
     if publish:
-        add_outbox(session, job, priority=broker_priority(backlog))
+        add_outbox(session, job, priority=0 if first else broker_priority(backlog))
     return job
 
 

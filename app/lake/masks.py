@@ -6,9 +6,10 @@ by the same test everywhere: its value in a column is among that column's ids (n
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from pyiceberg.io.pyarrow import ArrowScan
@@ -40,10 +41,20 @@ def kept_batches(
     scan: ArrowScan,
     data_file: DataFile,
     hidden: Mapping[str, pa.Array],
-    delete_files: Iterable[DataFile] = (),
+    deleted: np.ndarray | None = None,
 ) -> Iterator[pa.RecordBatch]:
     """The record batches of one data file without the rows `hidden` hides (empty: as read)
-    and without the rows its position `delete_files` name."""
-    task = FileScanTask(data_file, delete_files=set(delete_files))
-    for batch in scan.to_record_batches([task]):
+    and without the rows at the sorted positions `deleted` (its position delete files',
+    `app.lake.position_deletes.deleted`). Batches come in file order, so a batch's rows are
+    at positions `offset .. offset + num_rows`."""
+    offset = 0
+    for batch in scan.to_record_batches([FileScanTask(data_file)]):
+        size = batch.num_rows
+        if deleted is not None:
+            low, high = np.searchsorted(deleted, [offset, offset + size])
+            if high > low:
+                keep = np.ones(size, dtype=bool)
+                keep[deleted[low:high] - offset] = False
+                batch = batch.filter(pa.array(keep))
+        offset += size
         yield batch.filter(keep_mask(batch, hidden)) if hidden else batch

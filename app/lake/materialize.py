@@ -83,13 +83,13 @@ def resolve(table: Table, parent: Snapshot | None) -> Resolution | None:
             new = position_deletes.hidden_positions(table.io, path, hidden)
             if not len(new):
                 continue
-            old = _positions(table.io, path, planned.delete_files)
+            old, own = _positions(table.io, path, planned.delete_files)
             added = pc.sum(pc.invert(pc.is_in(new, old))).as_py() if len(old) else len(new)
             if not added:
                 continue
-            merged = pa.concat_arrays([old, new]) if len(old) else new
+            merged = pa.concat_arrays([*(p for _, p in own), new])
             written = position_deletes.write(table.io, table.location(), path, merged)
-            replaced = [d.file_path for d in planned.delete_files]
+            replaced = [d for d, _ in own]
             resolution.files.append(FileDeletes(path, written, replaced, int(added)))
     except BaseException:
         tombstones.discard(table.io, resolution.written)
@@ -97,12 +97,21 @@ def resolve(table: Table, parent: Snapshot | None) -> Resolution | None:
     return resolution
 
 
-def _positions(io: FileIO, data_path: str, delete_files: tuple[DataFile, ...]) -> pa.Array:
-    """The positions of `data_path` its delete files name (int64)."""
-    parts = []
+def _positions(
+    io: FileIO, data_path: str, delete_files: tuple[DataFile, ...]
+) -> tuple[pa.Array, list[tuple[str, pa.Array]]]:
+    """The positions of `data_path` its delete files name (int64), and those of its delete
+    files that name no other data file (Icebatch's: the new delete file replaces them, with
+    their positions), each with its positions. A delete file of another writer that spans
+    several data files stays as it is."""
+    every, own = [], []
     for delete_file in delete_files:
         with io.new_input(delete_file.file_path).open() as stream:
             rows = pq.read_table(stream, columns=["file_path", "pos"])
         mine = rows.filter(pc.equal(rows["file_path"], data_path))["pos"]
-        parts.append(mine.combine_chunks().cast(pa.int64()))
-    return pa.concat_arrays(parts) if parts else pa.array([], pa.int64())
+        positions = mine.combine_chunks().cast(pa.int64())
+        every.append(positions)
+        if len(mine) == rows.num_rows:
+            own.append((delete_file.file_path, positions))
+    empty = pa.array([], pa.int64())
+    return (pa.concat_arrays(every) if every else empty), own

@@ -11,13 +11,17 @@ files stay exact.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from functools import partial
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from pyiceberg.io import FileIO
+from pyiceberg.manifest import DataFile
 
+from app.lake.file_cache import FileCache
 from app.lake.masks import hidden_mask
 
 FILE_PATH_ID = 2147483546  # the Iceberg spec's reserved field ids of a position delete file
@@ -57,3 +61,34 @@ def write(io: FileIO, table_location: str, data_path: str, positions: pa.Array) 
     with io.new_output(path).create(overwrite=False) as stream:
         pq.write_table(rows, stream, compression="zstd")
     return path
+
+
+# per delete file, its positions by data file path: delete files are immutable, so a reader
+# decodes each once per process (a scan then costs what a scan without deletes costs)
+_POSITIONS: FileCache[dict[str, np.ndarray]] = FileCache(4096)
+
+
+def deleted(io: FileIO, data_path: str, delete_files: Iterable[DataFile]) -> np.ndarray | None:
+    """The sorted positions of `data_path` that its position delete files name (None: none)."""
+    parts = []
+    for delete_file in delete_files:
+        path = delete_file.file_path
+        found = _POSITIONS.get(path, partial(_read, io, path)).get(data_path)
+        if found is not None and len(found):
+            parts.append(found)
+    if not parts:
+        return None
+    return parts[0] if len(parts) == 1 else np.unique(np.concatenate(parts))
+
+
+def _read(io: FileIO, path: str) -> dict[str, np.ndarray]:
+    with io.new_input(path).open() as stream:
+        rows = pq.read_table(stream, columns=["file_path", "pos"])
+    paths = pc.unique(rows["file_path"]).to_pylist()
+    if len(paths) == 1:  # Icebatch's: one data file per delete file
+        return {paths[0]: np.unique(rows["pos"].to_numpy())}
+    out = {}
+    for data_path in paths:
+        mine = rows.filter(pc.equal(rows["file_path"], data_path))["pos"]
+        out[data_path] = np.unique(mine.to_numpy())
+    return out

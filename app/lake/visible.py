@@ -35,7 +35,7 @@ from pyiceberg.table.delete_file_index import DeleteFileIndex
 from pyiceberg.table.snapshots import Snapshot
 from pyiceberg.types import IntegerType, LongType, PrimitiveType, StringType
 
-from app.lake import tombstones
+from app.lake import position_deletes, tombstones
 from app.lake.file_cache import FileCache
 from app.lake.gdpr import GdprTombstones
 from app.lake.masks import hidden_mask, kept_batches
@@ -288,7 +288,10 @@ def row_batches(
     def batches() -> Iterator[pa.RecordBatch]:
         for planned in plan(table, snapshot):
             hidden = filt.candidates(planned)
-            for batch in kept_batches(scan, planned.data_file, hidden, planned.delete_files):
+            deleted = position_deletes.deleted(
+                table.io, planned.data_file.file_path, planned.delete_files
+            )
+            for batch in kept_batches(scan, planned.data_file, hidden, deleted):
                 if batch.num_rows:
                     yield batch.select(names)
 
@@ -315,7 +318,10 @@ def count_by_value(
         if not wanted:
             continue
         hidden = filt.candidates(planned)
-        for batch in kept_batches(scan, planned.data_file, hidden, planned.delete_files):
+        deleted = position_deletes.deleted(
+            table.io, planned.data_file.file_path, planned.delete_files
+        )
+        for batch in kept_batches(scan, planned.data_file, hidden, deleted):
             matched = batch.filter(hidden_mask(batch, wanted)).column(column)
             for entry in pc.value_counts(matched).to_pylist():
                 key = str(entry["values"])

@@ -33,6 +33,7 @@ def request(session: Session, dataset: Dataset) -> Job | None:
     """Queue the dataset's materializer unless one is queued already (or it is off)."""
     if not get_settings().materialize_deletes:
         return None
+    # first in the queue: behind a flood of restatements it would wait for all of them
     return queued(session, dataset.id) or jobs.enqueue(
-        session, JobKind.MATERIALIZE, org=dataset.org, subject_id=dataset.id
+        session, JobKind.MATERIALIZE, org=dataset.org, subject_id=dataset.id, first=True
     )

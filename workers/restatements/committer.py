@@ -250,7 +250,9 @@ def _record(table: Table, ids: list[str], snapshot: Snapshot) -> None:
     hidden = _hidden_counts(table, parent, members)
     now = snapshots.committed_at(snapshot)
     with session_scope() as session:
+        dataset_id = None
         for row in session.scalars(select(Restatement).where(Restatement.id.in_(ids))).all():
+            dataset_id = row.dataset_id
             row.state = RestatementState.COMMITTED
             row.snapshot_id = snapshot.snapshot_id
             row.parent_snapshot_id = snapshot.parent_snapshot_id
@@ -260,7 +262,7 @@ def _record(table: Table, ids: list[str], snapshot: Snapshot) -> None:
             row.committed_at = now
             _move_batches(session, row, snapshot)
             runtime.settle(session, row.job_id, outcome(row))
-        dataset = session.get(Dataset, rows[0].dataset_id) if rows else None
+        dataset = session.get(Dataset, dataset_id) if dataset_id else None
         if dataset is not None:  # the new tombstones become position deletes, asynchronously
             materializer.request(session, dataset)
 
