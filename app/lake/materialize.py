@@ -30,10 +30,17 @@ from app.lake import position_deletes, tombstones, visible
 
 @dataclass
 class FileDeletes:
-    data_path: str
-    delete_path: str  # the new delete file: every position of the data file Icebatch deletes
+    written: position_deletes.Written  # the new delete file: every position Icebatch deletes
     replaced: list[str]  # the delete files it had (their positions are in the new one)
     added: int  # positions the new tombstones hide that were not deleted yet
+
+    @property
+    def data_path(self) -> str:
+        return self.written.data_path
+
+    @property
+    def delete_path(self) -> str:
+        return self.written.path
 
 
 @dataclass
@@ -90,7 +97,7 @@ def resolve(table: Table, parent: Snapshot | None) -> Resolution | None:
             merged = pa.concat_arrays([*(p for _, p in own), new])
             written = position_deletes.write(table.io, table.location(), path, merged)
             replaced = [d for d, _ in own]
-            resolution.files.append(FileDeletes(path, written, replaced, int(added)))
+            resolution.files.append(FileDeletes(written, replaced, int(added)))
     except BaseException:
         tombstones.discard(table.io, resolution.written)
         raise

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from functools import partial
 
 import numpy as np
@@ -48,8 +49,20 @@ def hidden_positions(io: FileIO, data_path: str, hidden: Mapping[str, pa.Array])
     return pc.indices_nonzero(hidden_mask(columns, typed)).cast(pa.int64())
 
 
-def write(io: FileIO, table_location: str, data_path: str, positions: pa.Array) -> str:
-    """Write the position delete file of `positions` in `data_path`; returns its path."""
+@dataclass(frozen=True)
+class Written:
+    """A position delete file as its metadata entry needs it (no footer read back)."""
+
+    path: str
+    data_path: str
+    count: int
+    size: int
+    first: int  # the lowest position
+    last: int  # the highest
+
+
+def write(io: FileIO, table_location: str, data_path: str, positions: pa.Array) -> Written:
+    """Write the position delete file of `positions` in `data_path`."""
     if not len(positions):
         raise ValueError("a position delete file needs at least one position")
     pos = pc.unique(pc.take(positions, pc.sort_indices(positions)))  # ascending, no repeats
@@ -60,7 +73,8 @@ def write(io: FileIO, table_location: str, data_path: str, positions: pa.Array) 
     path = f"{table_location.rstrip('/')}/{FOLDER}/pos-deletes-{uuid.uuid4().hex}.parquet"
     with io.new_output(path).create(overwrite=False) as stream:
         pq.write_table(rows, stream, compression="zstd")
-    return path
+    first, last = pos[0].as_py(), pos[-1].as_py()
+    return Written(path, data_path, len(pos), len(io.new_input(path)), first, last)
 
 
 # per delete file, its positions by data file path: delete files are immutable, so a reader

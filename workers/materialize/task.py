@@ -139,7 +139,7 @@ def commit_resolution(
             spark,
             java_table,
             parent_id=parent.snapshot_id,
-            written=[(f.delete_path, f.data_path) for f in resolution.files],
+            written=[f.written for f in resolution.files],
             replaced=[path for f in resolution.files for path in f.replaced],
             summary=summary,
         )

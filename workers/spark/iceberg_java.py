@@ -10,6 +10,7 @@ checking that `base` is the parent the list was computed for.
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -18,7 +19,9 @@ from py4j.protocol import Py4JJavaError
 from pyspark.sql import SparkSession
 
 from app.config import get_settings
+from app.lake import position_deletes
 from app.lake.commit import ParentMoved
+from app.lake.position_deletes import Written
 
 JavaObject = Any
 
@@ -184,19 +187,18 @@ def commit_position_deletes(
     table: JavaObject,
     *,
     parent_id: int,
-    written: list[tuple[str, str]],
+    written: list[Written],
     summary: dict[str, str],
     replaced: Iterable[str] = (),
 ) -> Committed:
-    """Commit position delete files, `(delete file, the data file it applies to)`, as one
-    ROW DELTA snapshot on `parent_id`, removing the delete files `replaced` (their positions
-    are in the new ones), the way `commit_rewrite` commits: built with `apply()`, swapped in
-    with one compare-and-swap, never re-applied on another parent. Raises ParentMoved when the
-    current snapshot is another, RewriteConflict when a data file named is no longer live or a
+    """Commit position delete files (each names one data file) as one ROW DELTA snapshot on
+    `parent_id`, removing the delete files `replaced` (their positions are in the new ones),
+    the way `commit_rewrite` commits: built with `apply()`, swapped in with one
+    compare-and-swap, never re-applied on another parent. Raises ParentMoved when the current
+    snapshot is another, RewriteConflict when a data file named is no longer live or a
     replaced delete file no longer applies to it."""
-    ice = _iceberg(spark)
     jvm: Any = spark._jvm
-    tasks = live_tasks(table, parent_id, {data for _, data in written})
+    tasks = live_tasks(table, parent_id, {w.data_path for w in written})
     existing = {str(d.location()): d for d in delete_files_of(tasks.values())}
     gone = set(replaced) - set(existing)
     if gone:
@@ -205,25 +207,43 @@ def commit_position_deletes(
     update = table.newRowDelta().validateFromSnapshot(parent_id)
     for path in set(replaced):
         update = update.removeDeletes(existing[path])
-    for delete_path, data_path in written:
-        data_file = tasks[data_path].file()
-        input_file = table.io().newInputFile(delete_path)
-        metrics = ice.parquet.ParquetUtil.fileMetrics(
-            input_file, ice.MetricsConfig.forPositionDelete(table)
-        )
-        delete_file = (
-            ice.FileMetadata.deleteFileBuilder(table.specs().get(data_file.specId()))
-            .ofPositionDeletes()
-            .withInputFile(input_file)
-            .withFormat(ice.FileFormat.PARQUET)
-            .withMetrics(metrics)
-            .withPartition(data_file.partition())
-            .build()
-        )
-        update = update.addDeletes(delete_file)
-        paths.add(data_path)
+    for w in written:
+        update = update.addDeletes(_delete_file(spark, table, w, tasks[w.data_path].file()))
+        paths.add(w.data_path)
     update = update.validateDataFilesExist(paths).validateDeletedFiles()
     return _swap_in(spark, table, update, parent_id, summary, "the position deletes")
+
+
+def _delete_file(
+    spark: SparkSession, table: JavaObject, written: Written, data_file: JavaObject
+) -> JavaObject:
+    """The metadata entry of a position delete file, from what its writer knows: the footer
+    is not read back. Its `file_path` bounds are the one data file it names, so every engine
+    indexes it by that path (file-scoped)."""
+    ice = _iceberg(spark)
+    jvm: Any = spark._jvm
+
+    def bound(value: bytes) -> JavaObject:  # Iceberg's single-value serialization
+        return jvm.java.nio.ByteBuffer.wrap(bytearray(value))
+
+    path = written.data_path.encode()
+    lower, upper = jvm.java.util.HashMap(), jvm.java.util.HashMap()
+    lower.put(position_deletes.FILE_PATH_ID, bound(path))
+    upper.put(position_deletes.FILE_PATH_ID, bound(path))
+    lower.put(position_deletes.POS_ID, bound(struct.pack("<q", written.first)))
+    upper.put(position_deletes.POS_ID, bound(struct.pack("<q", written.last)))
+    metrics = ice.Metrics(None, None, None, None, None, lower, upper)
+    return (
+        ice.FileMetadata.deleteFileBuilder(table.specs().get(data_file.specId()))
+        .ofPositionDeletes()
+        .withPath(written.path)
+        .withFileSizeInBytes(written.size)
+        .withFormat(ice.FileFormat.PARQUET)
+        .withMetrics(metrics)
+        .withRecordCount(written.count)  # after withMetrics, which sets it from the metrics
+        .withPartition(data_file.partition())
+        .build()
+    )
 
 
 def expire_snapshots(spark: SparkSession, table: JavaObject, snapshot_ids: list[int]) -> None:
