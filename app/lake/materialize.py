@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 from pyiceberg.io import FileIO
 from pyiceberg.manifest import DataFile
 from pyiceberg.table import Table
@@ -113,12 +112,10 @@ def _positions(
     several data files stays as it is."""
     every, own = [], []
     for delete_file in delete_files:
-        with io.new_input(delete_file.file_path).open() as stream:
-            rows = pq.read_table(stream, columns=["file_path", "pos"])
-        mine = rows.filter(pc.equal(rows["file_path"], data_path))["pos"]
-        positions = mine.combine_chunks().cast(pa.int64())
+        named = position_deletes.by_data_file(io, delete_file.file_path)
+        positions = pa.array(named.get(data_path, []), pa.int64())
         every.append(positions)
-        if len(mine) == rows.num_rows:
+        if set(named) <= {data_path}:
             own.append((delete_file.file_path, positions))
     empty = pa.array([], pa.int64())
     return (pa.concat_arrays(every) if every else empty), own

@@ -87,12 +87,17 @@ def deleted(io: FileIO, data_path: str, delete_files: Iterable[DataFile]) -> np.
     parts = []
     for delete_file in delete_files:
         path = delete_file.file_path
-        found = _POSITIONS.get(path, partial(_read, io, path)).get(data_path)
+        found = by_data_file(io, path).get(data_path)
         if found is not None and len(found):
             parts.append(found)
     if not parts:
         return None
     return parts[0] if len(parts) == 1 else np.unique(np.concatenate(parts))
+
+
+def by_data_file(io: FileIO, path: str) -> dict[str, np.ndarray]:
+    """A delete file's sorted positions per data file it names (decoded once per process)."""
+    return _POSITIONS.get(path, partial(_read, io, path))
 
 
 def _read(io: FileIO, path: str) -> dict[str, np.ndarray]:
