@@ -34,6 +34,21 @@ class Settings(BaseSettings):
     spark_master: str = "local[*]"
     spark_driver_memory: str = "4g"
     spark_jars_dir: Path = PROJECT_ROOT / "build" / "jars"
+    # on a cluster (spark://, yarn, k8s://): the address executors reach this worker's driver
+    # at, what each executor gets, the Python executors run (with the packages of
+    # deploy/executor-requirements.txt; Icebatch's own code is shipped by the session), any
+    # other Spark setting (JSON object), and how long a job waits with no executor at all
+    spark_driver_host: str = ""
+    spark_executor_memory: str = "1g"
+    spark_executor_cores: int = Field(default=1, ge=1)
+    spark_cores_max: int = Field(default=0, ge=0, description="0: no cap (standalone).")
+    spark_executor_python: str = ""
+    spark_shuffle_partitions: int = Field(default=8, ge=1)
+    spark_conf: dict[str, str] = Field(default_factory=dict)
+    # more jars for every session (comma-separated paths or URLs: an object store's FileIO,
+    # docs/object-storage.md), shipped to executors with Icebatch's own through `spark.jars`
+    spark_extra_jars: str = ""
+    spark_executor_wait_seconds: float = Field(default=300.0, gt=0)
     catalog_name: str = "icebatch"
     max_file_bytes: int = 5 * 1024**3
     max_batch_files: int = 1000

@@ -5,6 +5,7 @@ pytest_plugins = [
     "tests.fixtures.clients",
     "tests.fixtures.spark",
     "tests.fixtures.service",
+    "tests.fixtures.cluster",
     "tests.fixtures.markers",
     "tests.fixtures.private_servers",
 ]

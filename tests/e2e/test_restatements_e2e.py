@@ -44,7 +44,9 @@ from tests.fixtures.e2e import (
 from tests.fixtures.service import Service, new_org, wait_for
 
 pytestmark = [pytest.mark.e2e, pytest.mark.spark]
-postgres_only = pytest.mark.parametrize("service", ["postgres"], indirect=True)
+# on PostgreSQL with Spark in the worker, and as deployed at scale: Spark on a standalone
+# cluster of 2 hosts (network namespaces), 2 API processes (tests/fixtures/cluster.py)
+postgres_and_cluster = pytest.mark.parametrize("service", ["postgres", "cluster"], indirect=True)
 
 RESTATEMENTS = ("revert", "replay", "gdpr")
 
@@ -134,7 +136,7 @@ def check_batch_states(client: httpx.Client, sent: Sent) -> None:
             assert status == ("reverted" if r.kind == "revert" else "replaced"), (r, status)
 
 
-@postgres_only
+@postgres_and_cluster
 def test_concurrent_clients_two_workers(service: Service) -> None:
     """8+ clients at once: reverts, replays, GDPR deletes (overlapping values) and ingests."""
     started = time.monotonic()
@@ -221,7 +223,7 @@ def test_concurrent_clients_two_workers(service: Service) -> None:
 KILL_ROUNDS = ["after-commit=4", "before-commit=4", "after-commit=4", "after-commit=4"]
 
 
-@postgres_only
+@postgres_and_cluster
 def test_workers_killed_inside_the_commit_step(service: Service) -> None:
     """SIGKILL the lease holder right before / right after its Iceberg commit, round after
     round; the next worker recovers each group from the snapshot log, once."""
@@ -293,7 +295,7 @@ def test_workers_killed_inside_the_commit_step(service: Service) -> None:
     assert figures["rows"] > 0
 
 
-@postgres_only
+@postgres_and_cluster
 def test_holder_paused_past_its_lease_commits_its_group_once(service: Service) -> None:
     """Holder A pauses between its last renew and its commit for longer than the lease. B takes
     the lease and commits A's group under the same commit id; A's commit lands while B waits;

@@ -49,7 +49,9 @@ from tests.fixtures.vacuum_e2e import (
 )
 
 pytestmark = [pytest.mark.e2e, pytest.mark.spark]
-postgres_only = pytest.mark.parametrize("service", ["postgres"], indirect=True)
+# on PostgreSQL with Spark in the worker, and as deployed at scale: Spark on a standalone
+# cluster of 2 hosts (network namespaces), 2 API processes (tests/fixtures/cluster.py)
+postgres_and_cluster = pytest.mark.parametrize("service", ["postgres", "cluster"], indirect=True)
 
 
 # seconds the vacuum waits between writing its files and taking the commit lease: enough for
@@ -58,7 +60,7 @@ postgres_only = pytest.mark.parametrize("service", ["postgres"], indirect=True)
 PAUSE = 15
 
 
-@postgres_only
+@postgres_and_cluster
 def test_vacuum_racing_restatements_and_ingests(service: Service) -> None:
     """A full vacuum pauses after writing its new files (lease not held); meanwhile clients
     send a GDPR delete of a user whose rows are in those files, reverts, replays and ingests
@@ -207,7 +209,7 @@ def test_vacuum_racing_restatements_and_ingests(service: Service) -> None:
     )
 
 
-@postgres_only
+@postgres_and_cluster
 def test_worker_killed_inside_the_rewrite_commit(service: Service) -> None:
     """SIGKILL the vacuum's worker (Python and JVM) while it holds the commit lease right before
     its commit; the reconciler re-queues the job, the other worker commits it once, and the

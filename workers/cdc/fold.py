@@ -12,6 +12,7 @@ from typing import Any
 import pyarrow as pa
 
 from app.cdc.documents import apply, extract, to_json
+from workers.spark.tasks import announce
 
 BASE, GONE, EVENT = 0, 1, 2
 TS = pa.timestamp("us", tz="UTC")
@@ -170,6 +171,7 @@ def folder(
         return pa.RecordBatch.from_arrays(arrays, schema=schema)
 
     def run(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        announce("cdc-fold")
         current: str | None = None
         group: list[tuple[Any, ...]] = []
         out: dict[str, list[Any]] = {item.name: [] for item in schema}

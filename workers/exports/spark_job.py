@@ -19,6 +19,7 @@ from pyspark.sql.pandas.types import from_arrow_type, to_arrow_schema
 
 from app.lake.changes import CHANGE_FIELDS, FileTask
 from app.lake.changes_read import FileReader, ReadContext
+from workers.spark.tasks import announce
 from workers.spark.types import spark_schema
 
 
@@ -48,6 +49,7 @@ def export_changes(
         arrow_schema = to_arrow_schema(struct)
 
     def read(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        announce("export")
         reader = FileReader(context)
         for batch in batches:
             for text in batch.column(0).to_pylist():

@@ -6,6 +6,8 @@ from pyspark.sql import SparkSession
 
 from app.lake import rewrite_files
 from app.lake.rewrite_files import RewriteOutput, RewriteTask
+from workers.failpoints import failpoint
+from workers.spark.tasks import announce
 
 
 def run_tasks(spark: SparkSession, tasks: list[RewriteTask]) -> list[RewriteOutput]:
@@ -17,5 +19,12 @@ def run_tasks(spark: SparkSession, tasks: list[RewriteTask]) -> list[RewriteOutp
     if work:
         sc = spark.sparkContext
         slices = max(1, min(len(work), sc.defaultParallelism * 4))
-        outputs = sc.parallelize(work, slices).map(rewrite_files.run).collect()
+        outputs = sc.parallelize(work, slices).map(run_one).collect()
     return sorted([*dropped, *outputs], key=lambda o: o.index)
+
+
+def run_one(task: RewriteTask) -> RewriteOutput:
+    """One rewrite task, on an executor."""
+    announce("rewrite")
+    failpoint("rewrite-task")  # on the executor: its environment comes from spark.executorEnv.*
+    return rewrite_files.run(task)

@@ -16,6 +16,8 @@ from pyspark.sql import DataFrame, SparkSession, SQLContext
 from pyspark.sql.pandas.types import from_arrow_schema
 
 from app.config import Settings, get_settings
+from workers.spark import shipping
+from workers.spark.executors import ExecutorWatch
 
 RUNTIME_JARS = (
     "iceberg-spark-runtime-3.5_2.12-1.10.2.jar",
@@ -28,6 +30,7 @@ log = logging.getLogger(__name__)
 LOG4J2_CONFIG = Path(__file__).resolve().parent / "log4j2.properties"
 _lock = threading.Lock()
 _session: SparkSession | None = None
+_watch: ExecutorWatch | None = None
 
 
 def jar_paths(settings: Settings) -> list[str]:
@@ -36,6 +39,10 @@ def jar_paths(settings: Settings) -> list[str]:
     if missing:
         raise RuntimeError(f"missing Spark jars {missing}: run scripts/setup.sh")
     return [str(p) for p in paths]
+
+
+def extra_jars(settings: Settings) -> list[str]:
+    return [jar.strip() for jar in settings.spark_extra_jars.split(",") if jar.strip()]
 
 
 def catalog_conf(settings: Settings) -> dict[str, str]:
@@ -58,15 +65,36 @@ def catalog_conf(settings: Settings) -> dict[str, str]:
     return conf
 
 
+def on_cluster(settings: Settings) -> bool:
+    """Whether tasks run on executors apart from this process (anything but `local[...]`)."""
+    return not settings.spark_master.startswith("local")
+
+
+def cluster_conf(settings: Settings) -> dict[str, str]:
+    """What a cluster's executors get; Icebatch's settings first, `spark_conf` over them."""
+    conf = {
+        "spark.executor.memory": settings.spark_executor_memory,
+        "spark.executor.cores": str(settings.spark_executor_cores),
+    }
+    if settings.spark_cores_max:
+        conf["spark.cores.max"] = str(settings.spark_cores_max)
+    if settings.spark_driver_host:
+        conf["spark.driver.host"] = settings.spark_driver_host
+    return conf
+
+
 def build_session(settings: Settings) -> SparkSession:
     """The process's SparkSession: Iceberg runtime, UTC, microsecond timestamps."""
-    # Python tasks (rewrites, exports) import Icebatch: run them on this interpreter (PySpark
-    # reads the variable, not a Spark setting, when it starts the context)
+    # Python tasks (rewrites, exports) import Icebatch: locally they run on this interpreter;
+    # on a cluster, on the executors' Python (PySpark reads the variable, not a Spark setting,
+    # when it starts the context)
+    if settings.spark_executor_python:
+        os.environ["PYSPARK_PYTHON"] = settings.spark_executor_python
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     builder = (
         SparkSession.builder.appName("icebatch-worker")
         .master(settings.spark_master)
-        .config("spark.jars", ",".join(jar_paths(settings)))
+        .config("spark.jars", ",".join(jar_paths(settings) + extra_jars(settings)))
         .config("spark.driver.memory", settings.spark_driver_memory)
         .config(
             "spark.sql.extensions",
@@ -75,7 +103,7 @@ def build_session(settings: Settings) -> SparkSession:
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS")
         .config("spark.sql.iceberg.check-nullability", "false")
-        .config("spark.sql.shuffle.partitions", "8")
+        .config("spark.sql.shuffle.partitions", str(settings.spark_shuffle_partitions))
         .config("spark.sql.adaptive.enabled", "true")
         # pandas frames cross to the JVM as Arrow, with no Python worker (small_frame)
         .config("spark.sql.execution.arrow.pyspark.enabled", "true")
@@ -86,10 +114,14 @@ def build_session(settings: Settings) -> SparkSession:
             f"-Dderby.system.home=/tmp -Dlog4j2.configurationFile={LOG4J2_CONFIG.as_uri()}",
         )
     )
-    for key, value in catalog_conf(settings).items():
+    extra = cluster_conf(settings) if on_cluster(settings) else {}
+    for key, value in {**catalog_conf(settings), **extra, **settings.spark_conf}.items():
         builder = builder.config(key, value)
     session = builder.getOrCreate()
     session.sparkContext.setLogLevel("WARN")
+    if on_cluster(settings):
+        # the jars went with `spark.jars`; Icebatch's Python goes as one content-named zip
+        session.sparkContext.addPyFile(str(shipping.build()))
     return session
 
 
@@ -101,15 +133,22 @@ def get_spark() -> SparkSession:
     The catalog of the current settings is (re)declared on each call: a catalog Spark has not
     loaded yet picks it up, which lets one test session serve several metadata stores.
     """
-    global _session
+    global _session, _watch
     with _lock:
         settings = get_settings()
         if _session is not None and not jvm_alive():
             log.warning("the Spark JVM of this worker is gone; starting a new SparkSession")
             _discard(_session)
             _session = None
+            if _watch is not None:
+                _watch.stop()
+                _watch = None
         if _session is None:
             _session = build_session(settings)
+            if on_cluster(settings):
+                _watch = ExecutorWatch(
+                    _session.sparkContext, settings.spark_executor_wait_seconds
+                ).start()
         for key, value in catalog_conf(settings).items():
             if _session.conf.get(key, None) != value:
                 _session.conf.set(key, value)
