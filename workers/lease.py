@@ -5,6 +5,12 @@ commit is also fenced on its parent snapshot by the catalog's compare-and-swap. 
 right before each commit, so a commit starts with a full lease period ahead of it. Expiry is
 written and judged on the database's clock (`app.clock.db_now`): holders on machines whose clocks
 disagree still see the same deadline.
+
+Restatement committers hand the lease over to maintenance: while a materializer or a rewrite
+waits for it (its job running, at stage `commit`, heartbeat fresh), the holder stops draining
+after the group it is committing, and a restatement job that takes the lease gives it back at
+once. Otherwise a steady flow of restatements keeps the lease busy for as long as it lasts, and
+the materializer (position deletes: what other engines see) lags by the length of the burst.
 """
 
 from __future__ import annotations
@@ -17,7 +23,8 @@ from sqlalchemy.exc import IntegrityError
 from app import clock
 from app.config import get_settings
 from app.db import session_scope
-from app.models import CommitLease
+from app.jobs.kinds import JobKind
+from app.models import CommitLease, Job, JobState
 from workers.runtime import WORKER_NAME
 
 
@@ -82,3 +89,27 @@ def release(dataset_id: str, token: int) -> None:
             .where(CommitLease.dataset_id == dataset_id, CommitLease.token == token)
             .values(expires_at=clock.db_now(session) - timedelta(seconds=1), holder=None)
         )
+
+
+# maintenance jobs whose commit the restatement committers let go first
+YIELD_TO = (JobKind.MATERIALIZE.value, JobKind.VACUUM.value, JobKind.COMPACT.value)
+
+
+def maintenance_waiting(dataset_id: str) -> bool:
+    """Whether a live maintenance job of the dataset is at its commit stage (it waits for the
+    lease, or holds it). A job whose worker died stops counting once its heartbeat is stale."""
+    settings = get_settings()
+    with session_scope() as session:
+        fresh = clock.db_now(session) - timedelta(seconds=3 * settings.heartbeat_seconds)
+        found = session.scalar(
+            select(Job.id)
+            .where(
+                Job.subject_id == dataset_id,
+                Job.state == JobState.RUNNING,
+                Job.kind.in_(YIELD_TO),
+                Job.stage == "commit",
+                Job.heartbeat_at > fresh,
+            )
+            .limit(1)
+        )
+    return found is not None

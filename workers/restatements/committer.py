@@ -65,6 +65,11 @@ def wait_until_committed(ctx: JobContext, restatement_id: str, dataset_id: str) 
             raise PermanentJobError(f"restatement {restatement_id} failed")
         token = lease.acquire(dataset_id)
         if token is not None:
+            if lease.maintenance_waiting(dataset_id):  # hand it over (workers/lease.py)
+                lease.release(dataset_id, token)
+                time.sleep(pause)
+                pause = min(pause * 2, 0.25)
+                continue
             if waiting_since is not None:
                 LEASE_WAIT.labels("restate").observe(time.monotonic() - waiting_since)
                 waiting_since = None
@@ -90,15 +95,17 @@ def _load(dataset_id: str) -> Table:
 
 
 def drain(dataset_id: str, token: int) -> None:
-    """Under the lease: finish interrupted groups, then commit ready groups until none is left."""
+    """Under the lease: finish interrupted groups, then commit ready groups until none is left,
+    or until a maintenance job waits for the lease (it goes next; workers/lease.py)."""
     table = _load(dataset_id)
     for commit_id in _interrupted(dataset_id):
         commit_group(table, dataset_id, token, commit_id)
-    while True:
+    while not lease.maintenance_waiting(dataset_id):
         claimed = _claim_next_group(dataset_id)
         if claimed is None:
             return
         commit_group(table, dataset_id, token, claimed)
+    log.info("dataset %s: handing the commit lease to a waiting maintenance job", dataset_id)
 
 
 def _interrupted(dataset_id: str) -> list[str]:

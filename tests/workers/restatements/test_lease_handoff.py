@@ -1,0 +1,88 @@
+"""Restatement committers hand the commit lease to a maintenance job waiting for it
+(workers/lease.py): the materializer's lag is not the length of a restatement burst."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy import select, update
+
+from app import clock
+from app.db import session_scope
+from app.jobs.kinds import JobKind
+from app.models import Job, JobState, Restatement, RestatementState
+from tests.fixtures.batches import csv_rows, ids, ingest
+from tests.fixtures.datasets import EVENTS
+from tests.fixtures.spark import RunJobs
+from workers import lease
+from workers.restatements import committer
+
+pytestmark = pytest.mark.spark
+
+
+def states(dataset_id: str) -> list[str]:
+    with session_scope() as session:
+        return list(
+            session.scalars(
+                select(Restatement.state).where(Restatement.dataset_id == dataset_id)
+            ).all()
+        )
+
+
+def waiting_job(dataset_id: str, kind: JobKind, stage: str, beat_ago: float) -> None:
+    """A maintenance job of the dataset as a worker running it leaves its row."""
+    with session_scope() as session:
+        now = clock.db_now(session)
+        job = Job(
+            org="acme",
+            kind=kind.value,
+            task_name=kind.task.value,
+            subject_id=dataset_id,
+            request_id=f"req-{kind.value}-{stage}",
+            state=JobState.RUNNING,
+            stage=stage,
+            attempt=1,
+            heartbeat_at=now - timedelta(seconds=beat_ago),
+            started_at=now,
+        )
+        session.add(job)
+
+
+def set_job(dataset_id: str, **values: object) -> None:
+    with session_scope() as session:
+        session.execute(update(Job).where(Job.subject_id == dataset_id).values(**values))
+
+
+def test_a_committer_yields_to_maintenance_waiting_to_commit(
+    client: TestClient, run_jobs: RunJobs
+) -> None:
+    did = client.post("/v1/datasets", json=EVENTS).json()["id"]
+    batches = [
+        ingest(client, run_jobs, did, "csv", {"a.csv": csv_rows([(i, f"u{i}")])}) for i in (1, 2)
+    ]
+    assert not lease.maintenance_waiting(did)
+    for kind, stage, beat_ago in [
+        (JobKind.MATERIALIZE, "resolve", 0.0),  # not at the lease yet
+        (JobKind.EXPIRE, "commit", 0.0),  # not one the committers yield to
+        (JobKind.VACUUM, "commit", 3600.0),  # its worker died: stale heartbeat
+    ]:
+        waiting_job(did, kind, stage, beat_ago)
+        assert not lease.maintenance_waiting(did), (kind, stage, beat_ago)
+    waiting_job(did, JobKind.MATERIALIZE, "commit", 0.0)
+    assert lease.maintenance_waiting(did)
+
+    client.post(f"/v1/batches/{batches[0]['id']}", params={"action": "REVERT"})
+    assert states(did) == [RestatementState.READY]
+    token = lease.acquire(did)
+    assert token is not None
+    committer.drain(did, token)  # hands over: commits nothing while the materializer waits
+    assert states(did) == [RestatementState.READY]
+
+    set_job(did, state=JobState.SUCCEEDED)  # the materializer committed and finished
+    assert not lease.maintenance_waiting(did)
+    committer.drain(did, token)
+    lease.release(did, token)
+    assert states(did) == [RestatementState.COMMITTED]
+    assert ids(client, did) == [2]
