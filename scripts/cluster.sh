@@ -25,6 +25,7 @@ BRIDGE="$NAME-br"
 PORT=7077
 
 say() { printf '\033[1m==> %s\033[0m\n' "$*"; }
+[ -x "$VENV/bin/python" ] || { echo "no $VENV: run scripts/setup.sh first" >&2; exit 1; }
 spark_home() { "$VENV/bin/python" -c 'import os, pyspark; print(os.path.dirname(pyspark.__file__))'; }
 netns() { [ -f "$DIR/netns" ]; }
 host_ip() { if netns; then echo "$SUBNET.1"; else echo 127.0.0.1; fi; }
