@@ -21,7 +21,10 @@ from app.models import (
 
 def carrier_job(session: Session, dataset_id: str) -> Job | None:
     """A queued job of a ready restatement of the dataset whose message is on its way, locked
-    until the transaction commits (FOR UPDATE of the job row)."""
+    until the transaction commits: FOR SHARE of the job row, so requests to one dataset share
+    the lock (FOR UPDATE made every request of a dataset wait for the one before it to commit:
+    the hot row bench/scaling.py found) while the worker's claim, an UPDATE, still waits for
+    all of them; a request that finds the carrier claimed meanwhile carries itself."""
     query = (
         select(Job)
         .join(Restatement, Restatement.job_id == Job.id)
@@ -32,7 +35,7 @@ def carrier_job(session: Session, dataset_id: str) -> Job | None:
             exists().where(OutboxMessage.job_id == Job.id),
         )
         .limit(1)
-        .with_for_update(of=Job)
+        .with_for_update(read=True, of=Job)
     )
     return session.scalars(query).first()
 

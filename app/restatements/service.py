@@ -66,9 +66,9 @@ def _enqueue(session: Session, restatement: Restatement) -> Job:
     message per burst rather than per request: at hundreds of requests a second, a message per
     request would keep the workers busy skipping jobs a group commit already finished).
 
-    The carrier is a queued restatement job of the dataset whose message is on its way, locked
-    until this transaction commits: its worker will commit every ready restatement, this one
-    included. Its claim (an UPDATE) waits for the lock, so it cannot start draining before this
+    The carrier is a queued restatement job of the dataset whose message is on its way, share-
+    locked until this transaction commits: its worker will commit every ready restatement, this
+    one included. Its claim (an UPDATE) waits for the lock, so it cannot start draining before this
     request's restatement is visible. Only ready restatements carry others: a replay may fail in
     staging.
     """
