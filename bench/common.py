@@ -64,6 +64,19 @@ def machine_line(master: str, suffix: str = "") -> None:
     )
 
 
+def local_run() -> None:
+    """Spark on loopback, `local[2]` unless set; none of the environment's metadata store,
+    broker or warehouse (a run makes its own); then the machine line, with the time."""
+    from datetime import UTC, datetime
+
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    os.environ.setdefault("ICEBATCH_SPARK_MASTER", "local[2]")
+    for key in ("ICEBATCH_DATABASE_URL", "ICEBATCH_BROKER_URL", "ICEBATCH_WAREHOUSE"):
+        os.environ.pop(key, None)
+    now = datetime.now(UTC)
+    machine_line(os.environ["ICEBATCH_SPARK_MASTER"], f"; {now:%Y-%m-%d %H:%M} UTC")
+
+
 @contextlib.contextmanager
 def work_dir(prefix: str, keep: bool) -> Iterator[Path]:
     """A temp dir for the run, removed at its end unless `keep` (then its path is printed)."""

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
-from datetime import UTC, datetime
 from pathlib import Path
 
 import bench.restatements
-from bench.common import machine_line, work_dir
+from bench.common import local_run, work_dir
 from bench.restatements.data import generate
 from bench.restatements.infra import create_database, drop_database
 from bench.restatements.parts import run_lake
@@ -71,12 +69,7 @@ def main() -> None:
             [(40.0, None)],
         )
         args.runs, args.arrow_runs, args.commits, args.service_batches = 1, 1, 5, 2
-    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    os.environ.setdefault("ICEBATCH_SPARK_MASTER", "local[2]")
-    for key in ("ICEBATCH_DATABASE_URL", "ICEBATCH_BROKER_URL", "ICEBATCH_WAREHOUSE"):
-        os.environ.pop(key, None)
-    now = datetime.now(UTC)
-    machine_line(os.environ["ICEBATCH_SPARK_MASTER"], f"; {now:%Y-%m-%d %H:%M} UTC")
+    local_run()
     with work_dir("icebatch-bench-restate-", args.keep) as work:
         run(args, work)
 

@@ -51,8 +51,9 @@ def create(lake: Lake, table: str, properties: dict[str, str] | None = None) -> 
     return created
 
 
-def append(lake: Lake, table: str, path: Path, batch_id: str) -> None:
-    """One batch as one append, as Icebatch's ingest writes it (hash by day, sorted by batch)."""
+def append(lake: Lake, table: str, path: Path, batch_id: str | None) -> None:
+    """One batch as one append, as Icebatch's ingest writes it (hash by day, sorted by batch);
+    `batch_id` None: the file holds its rows' own `_batch_id` (rows of several batches)."""
     from pyspark.sql import functions as F
 
     frame = lake.spark.read.parquet(str(path)).select(
@@ -60,11 +61,13 @@ def append(lake: Lake, table: str, path: Path, batch_id: str) -> None:
         "user_id",
         F.col("event_time").cast("timestamp_ntz").alias("event_time"),
         "payload",
-        F.lit(batch_id).alias("_batch_id"),
+        (F.col("_batch_id") if batch_id is None else F.lit(batch_id)).alias("_batch_id"),
     )
     writer = frame.writeTo(lake.name(table))
     writer = writer.option("snapshot-property.icebatch.operation", "ingest")
-    writer.option("snapshot-property.icebatch.batch-id", batch_id).append()
+    if batch_id is not None:
+        writer = writer.option("snapshot-property.icebatch.batch-id", batch_id)
+    writer.append()
 
 
 def delete_modes(mode: str) -> dict[str, str]:

@@ -4,7 +4,9 @@ given number in flight."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 
 import httpx
@@ -21,6 +23,60 @@ class Request:
     error: str = ""
 
 
+# sends request i (of the list `pace` was given) and returns the answer that decides it
+Send = Callable[[int, Request], Awaitable[httpx.Response]]
+
+
+@contextlib.asynccontextmanager
+async def clients(urls: list[str], key: str, cap: int) -> AsyncIterator[list[httpx.AsyncClient]]:
+    """One client per API process, each allowed `cap` connections."""
+    limits = httpx.Limits(max_connections=cap, max_keepalive_connections=cap)
+    headers = {"Authorization": f"Bearer {key}"}
+    opened = [
+        httpx.AsyncClient(base_url=u, headers=headers, timeout=60, limits=limits) for u in urls
+    ]
+    try:
+        yield opened
+    finally:
+        for client in opened:
+            await client.aclose()
+
+
+async def pace(requests: list[Request], rate: float, cap: int, duration: float, send: Send) -> None:
+    """Open loop: request i is due at i / rate, at most `cap` in flight; a request still
+    waiting for a slot when `duration` is over is not sent. A 202's job id is the answer's
+    `id`, or its `job.id` (a batch action)."""
+    gate = asyncio.Semaphore(cap)
+    began = time.perf_counter()
+
+    async def one(i: int, request: Request) -> None:
+        async with gate:
+            if time.perf_counter() > began + duration:
+                return
+            request.sent = time.perf_counter()
+            try:
+                response = await send(i, request)
+            except httpx.HTTPError as exc:
+                request.status, request.error = -1, type(exc).__name__
+                return
+            request.answered = time.perf_counter()
+            request.status = response.status_code
+            if response.status_code == 202:
+                body = response.json()
+                request.job_id = body["job"]["id"] if "job" in body else body["id"]
+            else:
+                request.error = response.text[:200]
+
+    tasks = []
+    for i, request in enumerate(requests):
+        request.due = began + i / rate
+        delay = request.due - time.perf_counter()
+        if delay > 0:
+            await asyncio.sleep(delay)
+        tasks.append(asyncio.create_task(one(i, request)))
+    await asyncio.gather(*tasks)
+
+
 async def fire(
     urls: list[str],
     key: str,
@@ -30,43 +86,12 @@ async def fire(
     cap: int,
     duration: float,
 ) -> None:
-    """Open loop: request i is due at i / rate, at most `cap` in flight (round robin over the
-    API processes); a request still waiting for a slot when `duration` is over is not sent."""
-    limits = httpx.Limits(max_connections=cap, max_keepalive_connections=cap)
-    headers = {"Authorization": f"Bearer {key}"}
-    gate = asyncio.Semaphore(cap)
-    clients = [
-        httpx.AsyncClient(base_url=u, headers=headers, timeout=60, limits=limits) for u in urls
-    ]
-    began = time.perf_counter()
+    """GDPR requests (one privacy job each) paced by `pace`, round robin over the API
+    processes."""
+    async with clients(urls, key, cap) as pool:
 
-    async def one(i: int, request: Request) -> None:
-        async with gate:
-            if time.perf_counter() > began + duration:
-                return
-            request.sent = time.perf_counter()
+        async def send(i: int, request: Request) -> httpx.Response:
             body = {"dataset_ids": [dataset_id], "column": "user_id", "values": request.values}
-            try:
-                response = await clients[i % len(clients)].post("/v1/privacy/jobs", json=body)
-            except httpx.HTTPError as exc:
-                request.status, request.error = -1, type(exc).__name__
-                return
-            request.answered = time.perf_counter()
-            request.status = response.status_code
-            if response.status_code == 202:
-                request.job_id = response.json()["id"]
-            else:
-                request.error = response.text[:200]
+            return await pool[i % len(pool)].post("/v1/privacy/jobs", json=body)
 
-    try:
-        tasks = []
-        for i, request in enumerate(requests):
-            request.due = began + i / rate
-            delay = request.due - time.perf_counter()
-            if delay > 0:
-                await asyncio.sleep(delay)
-            tasks.append(asyncio.create_task(one(i, request)))
-        await asyncio.gather(*tasks)
-    finally:
-        for client in clients:
-            await client.aclose()
+        await pace(requests, rate, cap, duration, send)

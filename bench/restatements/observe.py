@@ -24,6 +24,8 @@ class Observer(threading.Thread):
         self.first_seen: dict[str, float] = {}
         self.segments: set[str] = set()
         self.commits: list[dict[str, Any]] = []
+        # every snapshot seen, in the order seen: the log outlives snapshot expiry here
+        self.snapshots: list[Any] = []
         self.halt = threading.Event()
 
     def run(self) -> None:
@@ -47,6 +49,7 @@ class Observer(threading.Thread):
                         if snap.snapshot_id in seen_snapshots:
                             continue
                         seen_snapshots.add(snap.snapshot_id)
+                        self.snapshots.append(snap)
                         props = snap.summary.additional_properties if snap.summary else {}
                         if props.get("icebatch.operation") == "gdpr":
                             self.commits.append(props)

@@ -8,7 +8,7 @@ import asyncio
 import contextlib
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -90,7 +90,7 @@ def load_run(
     drain_began = time.perf_counter()
     wait_for(lambda: pending_jobs(svc.database_url) == 0, "the jobs", svc.procs, drain)
     drained = time.perf_counter() - drain_began
-    lag = materialization_lag(svc.observer.catalog.load_table(svc.identifier), began_ms)
+    lag = materialization_lag(svc.observer.catalog.load_table(svc.identifier).snapshots(), began_ms)
     time.sleep(max(0.3, svc.observer.every * 4))
     with svc.worker_log.open("rb") as handle:
         handle.seek(log_offset)
@@ -135,13 +135,13 @@ def load_run(
     }
 
 
-def materialization_lag(table: Any, since_ms: int) -> dict[str, Any]:
-    """From the snapshot log: for each tombstone commit since `since_ms`, the seconds until the
+def materialization_lag(snapshots: Iterable[Any], since_ms: int) -> dict[str, Any]:
+    """From a snapshot log: for each tombstone commit since `since_ms`, the seconds until the
     first materializer snapshot whose mark covers it (issue 13), and the materializer's runs."""
     from app.lake import tombstones
 
     commits, marks = [], []
-    for snapshot in table.snapshots():
+    for snapshot in snapshots:
         if snapshot.timestamp_ms < since_ms or snapshot.summary is None:
             continue
         own = snapshot.summary.additional_properties
@@ -169,6 +169,56 @@ def run_service(args: argparse.Namespace, data: Data, work: Path) -> dict[str, A
         drop_database(database)
 
 
+def service_env(
+    home: Path, database_url: str, redis_db: int, extra: dict[str, str] | None = None
+) -> dict[str, str]:
+    """The service processes' environment: this process's, with the checkout this bench runs
+    from first on PYTHONPATH (so `icebatch` runs the same code, not the venv's editable
+    install), the run's databases, and `extra` settings on top."""
+    root = str(Path(__file__).resolve().parents[2])
+    path = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH", "")) if p)
+    return {
+        **os.environ,
+        "PYTHONPATH": path,
+        "ICEBATCH_HOME": str(home),
+        "ICEBATCH_DATABASE_URL": database_url,
+        "ICEBATCH_BROKER_URL": f"{REDIS}/{redis_db}",
+        "ICEBATCH_WAREHOUSE": "",
+        "PYTHONUNBUFFERED": "1",
+        **(extra or {}),
+    }
+
+
+def start_processes(
+    env: dict[str, str],
+    home: Path,
+    procs: Procs,
+    api_processes: int,
+    concurrency: int,
+    beat: bool = False,
+) -> tuple[list[str], Path]:
+    """Start `api_processes` API processes, then one worker (with the maintenance scheduler,
+    Celery beat, when `beat`), each added to `procs` for the caller to stop; the APIs' URLs
+    and the worker's log."""
+    urls: list[str] = []
+    for i in range(api_processes):  # one at a time: each runs the migrations first
+        port = free_port()
+        procs.append(start([ICEBATCH, "api", "--port", str(port)], env, home / f"api{i}.log"))
+        urls.append(f"http://127.0.0.1:{port}")
+
+        def api_up(url: str = urls[-1]) -> bool:
+            with contextlib.suppress(httpx.TransportError):
+                return httpx.get(f"{url}/readyz", timeout=2).status_code == 200
+            return False
+
+        wait_for(api_up, "the API", procs, 120)
+    worker_log = home / "worker.log"
+    argv = [ICEBATCH, "worker", "--concurrency", str(concurrency), *(["--beat"] if beat else [])]
+    procs.append(start(argv, env, worker_log))
+    wait_for(worker_ready(worker_log), "the worker", procs, 120)
+    return urls, worker_log
+
+
 def service_part(
     args: argparse.Namespace, data: Data, home: Path, database: str, redis_db: int
 ) -> dict[str, Any]:
@@ -178,34 +228,14 @@ def service_part(
 
     home.mkdir(parents=True)
     database_url = f"{PG}/{database}"
-    env = {
-        **os.environ,
-        "ICEBATCH_HOME": str(home),
-        "ICEBATCH_DATABASE_URL": database_url,
-        "ICEBATCH_BROKER_URL": f"{REDIS}/{redis_db}",
-        "ICEBATCH_WAREHOUSE": "",
-        "PYTHONUNBUFFERED": "1",
-    }
+    env = service_env(home, database_url, redis_db)
     key = create_key(env)
     procs: Procs = []
-    urls: list[str] = []
     headers = {"Authorization": f"Bearer {key}"}
     try:
-        for i in range(args.api_processes):  # one at a time: each runs the migrations first
-            port = free_port()
-            procs.append(start([ICEBATCH, "api", "--port", str(port)], env, home / f"api{i}.log"))
-            urls.append(f"http://127.0.0.1:{port}")
-
-            def api_up(url: str = urls[-1]) -> bool:
-                with contextlib.suppress(httpx.TransportError):
-                    return httpx.get(f"{url}/readyz", timeout=2).status_code == 200
-                return False
-
-            wait_for(api_up, "the API", procs, 120)
-        worker_log = home / "worker.log"
-        argv = [ICEBATCH, "worker", "--concurrency", str(args.worker_concurrency)]
-        procs.append(start(argv, env, worker_log))
-        wait_for(worker_ready(worker_log), "the worker", procs, 120)
+        urls, worker_log = start_processes(
+            env, home, procs, args.api_processes, args.worker_concurrency
+        )
         with httpx.Client(base_url=urls[0], headers=headers, timeout=300) as client:
             created = client.post("/v1/datasets", json=DATASET).raise_for_status().json()
             dataset_id, identifier = created["id"], created["table"].split(".", 1)[1]
