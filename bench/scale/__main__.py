@@ -6,6 +6,7 @@ import argparse
 import sys
 import tempfile
 import time
+import traceback
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,20 @@ from bench.scale.report import print_level, report
 from bench.scale.scans import full_scans
 from bench.scale.service import Service, running
 from bench.scale.workload import Workload, generate
+
+QUICK: dict[str, Any] = {
+    "rows": 200_000,
+    "rows_per_file": 50_000,
+    "levels": [100, 500, 1_000],
+    "burst": 150,
+    "rate": 40.0,
+    "vacuum_at": 300,
+    "retention_seconds": 60.0,
+    "probes": 3,
+    "runs": 2,
+    "slice_runs": 2,
+    "ingest_batches": 2,
+}
 
 
 def numbers(text: str) -> list[int]:
@@ -60,8 +75,16 @@ def parse() -> argparse.Namespace:
     add("--retention-seconds", type=float, default=600.0, help="max snapshot age")
     add("--min-snapshots", type=int, default=5)
     add("--set", action="append", default=[], metavar="KEY=VALUE", help="a service setting")
+    add(
+        "--beat",
+        choices=("worker", "process"),
+        default="worker",
+        help="the maintenance scheduler in the worker (`icebatch worker --beat`) or apart",
+    )
     add("--api-processes", type=int, default=1)
-    add("--worker-concurrency", type=int, default=2)
+    # 1 (Celery's solo pool) is what `icebatch up` and `icebatch worker` run; above 1 the worker
+    # runs a thread pool, which took a job message about every 2 s in this bench's runs
+    add("--worker-concurrency", type=int, default=1)
     add("--poll", type=float, default=0.05, help="observer poll seconds")
     add("--drain-timeout", type=float, default=1800.0)
     add("--seed", type=int, default=20261201)
@@ -69,15 +92,9 @@ def parse() -> argparse.Namespace:
     add("--quick", action="store_true", help="a small smoke run")
     add("--keep", action="store_true", help="keep the temp dir")
     args = parser.parse_args()
-    if args.quick:
-        args.rows, args.rows_per_file, args.levels, args.burst = (
-            200_000,
-            50_000,
-            [100, 500, 1000],
-            150,
-        )
-        args.rate, args.vacuum_at, args.retention_seconds, args.probes = 40.0, 300, 60.0, 3
-        args.runs, args.slice_runs, args.ingest_batches = 2, 2, 2
+    if args.quick:  # smaller defaults; options given on the command line still win
+        parser.set_defaults(**QUICK)
+        args = parser.parse_args()
     args.users = args.users or args.rows // 5
     args.levels = sorted(args.levels)
     if args.out is None:
@@ -94,7 +111,8 @@ def main() -> None:
     try:
         with work_dir("icebatch-bench-scale-", args.keep) as work:
             met = run(args, work, command)
-    except RuntimeError as exc:
+    except Exception as exc:  # a wrong read, a failed job, a process that died: no figures
+        traceback.print_exc()
         print(f"\nFAILED: {exc}", flush=True)
         sys.exit(2)
     sys.exit(0 if met else 1)

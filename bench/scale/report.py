@@ -199,7 +199,12 @@ PANELS: list[tuple[str, str, list[tuple[str, str]], float | None]] = [
     (
         "tombstone commit: 202 -> visible",
         "s",
-        [("probe_commit", "quiet probe"), ("burst_p50", "burst p50"), ("burst_p99", "burst p99")],
+        [
+            ("probe_commit", "quiet probe"),
+            ("burst_p50", "burst p50"),
+            ("gdpr_p99", "burst p99, GDPR"),
+            ("burst_p99", "burst p99, all (replays)"),
+        ],
         None,
     ),
     ("snapshot commit: small ingest", "s", [("append", "open -> success")], None),
@@ -267,6 +272,7 @@ def plot(rows: list[dict[str, float]], path: Path, title: str) -> None:
         if goal is not None:
             ax.axhline(goal, color="red", linestyle="--", linewidth=1, label=f"goal {goal:g}")
         ax.set_xscale("log")
+        ax.set_xlim(min(x) / 1.5, max(x) * 1.5)  # the same on every panel, nan points or not
         ax.set_title(name, fontsize=10)
         ax.set_ylabel(unit)
         ax.set_xlabel("restatements")

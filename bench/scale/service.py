@@ -1,11 +1,13 @@
 """The service under test: PostgreSQL and Redis databases of its own, `icebatch api` processes
-and one `icebatch worker --beat` (automatic vacuum, expiry and materialization on), the dataset
+and one `icebatch worker --beat` (automatic vacuum, expiry and materialization on; or the
+worker and a Celery beat process apart), the dataset
 with its base rows ingested through the API, and the observer of its tombstones."""
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,12 +16,18 @@ from typing import Any
 import httpx
 
 from bench import embedded
-from bench.common import DATASET, Procs, create_key, stop
+from bench.common import DATASET, Procs, create_key, start, stop
 from bench.restatements.infra import create_database, drop_database, redis_database
 from bench.restatements.observe import Observer
 from bench.restatements.service import service_env, start_processes
 from bench.restatements.shared import PG, log, timed
 from bench.scale.workload import Workload
+
+
+def beat_argv(home: Path) -> list[str]:
+    """Celery beat alone, sending the maintenance and CDC schedules (`--beat process`)."""
+    app = ["-m", "celery", "-A", "workers.celery_app", "beat", "--loglevel", "INFO"]
+    return [sys.executable, *app, "--schedule", str(home / "celerybeat-schedule")]
 
 
 @dataclass
@@ -75,9 +83,12 @@ def running(args: argparse.Namespace, home: Path, workload: Workload) -> Iterato
             key = create_key(env)
             procs: Procs = []
             try:
+                embedded_beat = args.beat == "worker"
                 urls, _ = start_processes(
-                    env, home, procs, args.api_processes, args.worker_concurrency, beat=True
+                    env, home, procs, args.api_processes, args.worker_concurrency, embedded_beat
                 )
+                if not embedded_beat:  # the scheduler as a process of its own
+                    procs.append(start(beat_argv(home), env, home / "beat.log"))
                 headers = {"Authorization": f"Bearer {key}"}
                 with httpx.Client(base_url=urls[0], headers=headers, timeout=300) as client:
                     created = client.post("/v1/datasets", json=DATASET).raise_for_status().json()
