@@ -261,8 +261,10 @@ def main() -> None:
     )
     with work_dir("icebatch-scaling-", args.keep) as work:
         folder = work / "cluster"
-        cluster("up", "--netns", "--workers", "2", "--cores", "3", "--memory", "3g", folder=folder)
-        try:
+        try:  # `down` even when `up` failed half-way (a master started, the workers did not)
+            cluster(
+                "up", "--netns", "--workers", "2", "--cores", "3", "--memory", "3g", folder=folder
+            )
             spark = cluster_env(folder)
             runs = [one_run(args, n, spark, work / f"run-{n}") for n in counts]
         finally:

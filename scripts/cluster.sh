@@ -63,7 +63,17 @@ network_down() {
     ip netns pids "$ns" 2>/dev/null | xargs -r kill -9 2>/dev/null || true
     ip netns delete "$ns"
   done
-  ip link delete "$BRIDGE" 2>/dev/null || true
+  # a namespace goes away only once its last process has; its veth lingers until then, and a
+  # quick `up` after `down` would meet it: delete the host ends (that removes both), then wait
+  for _ in $(seq 1 50); do
+    links="$(ip -o link show 2>/dev/null | awk -F': ' '{print $2}' | cut -d@ -f1 |
+      grep -E "^$NAME-(v[0-9]+|br)$" || true)"
+    [ -z "$links" ] && return 0
+    for link in $links; do ip link delete "$link" 2>/dev/null || true; done
+    sleep 0.2
+  done
+  echo "interfaces of $NAME still present: $links" >&2
+  return 1
 }
 
 start_worker() {
@@ -120,7 +130,10 @@ up() {
     network_up "$workers"
   fi
   say "starting the Spark master at spark://$(host_ip):$PORT"
+  # exactly this port: with Spark's usual retries, a master left over from another run would
+  # keep 7077 and the workers would register with it, not with this one
   setsid env SPARK_HOME="$(spark_home)" SPARK_LOCAL_IP="$(host_ip)" \
+    SPARK_MASTER_OPTS="-Dspark.port.maxRetries=0" \
     "$(spark_home)/bin/spark-class" org.apache.spark.deploy.master.Master \
     --host "$(host_ip)" --port "$PORT" --webui-port 0 >"$DIR/master.log" 2>&1 < /dev/null &
   echo $! >"$DIR/master.pid"
