@@ -86,6 +86,10 @@ class Settings(BaseSettings):
     # tombstones become Iceberg position deletes (every engine hides restated rows) by a job
     # queued after each tombstone commit (app.lake.materialize); off: only Icebatch's readers do
     materialize_deletes: bool = True
+    # a worker's in-memory indexes of tombstoned columns, per data file (app.lake.column_index):
+    # the committer's rows-hidden counts and the materializer look ids up instead of reading
+    # every file whose bounds may hold them; 0: off
+    column_index_mb: int = Field(default=512, ge=0)
     # logs: `auto` is console on a terminal, JSON lines anywhere else
     log_format: Literal["auto", "json", "console"] = "auto"
     log_level: str = "INFO"

@@ -86,7 +86,7 @@ def resolve(table: Table, parent: Snapshot | None) -> Resolution | None:
                 continue
             resolution.files_read += 1
             path = planned.data_file.file_path
-            new = position_deletes.hidden_positions(table.io, path, hidden)
+            new = position_deletes.hidden_positions(table, planned.data_file, hidden)
             if not len(new):
                 continue
             old, own = _positions(table.io, path, planned.delete_files)

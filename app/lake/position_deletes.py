@@ -21,7 +21,9 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from pyiceberg.io import FileIO
 from pyiceberg.manifest import DataFile
+from pyiceberg.table import Table
 
+from app.lake import column_index
 from app.lake.file_cache import FileCache
 from app.lake.masks import hidden_mask
 
@@ -36,12 +38,15 @@ SCHEMA = pa.schema(
 FOLDER = "data"
 
 
-def hidden_positions(io: FileIO, data_path: str, hidden: Mapping[str, pa.Array]) -> pa.Array:
-    """The positions (int64, ascending) of the rows of one data file that `hidden`'s ids hide;
-    reads only those columns."""
+def hidden_positions(table: Table, data_file: DataFile, hidden: Mapping[str, pa.Array]) -> pa.Array:
+    """The positions (int64, ascending) of the rows of one data file that `hidden`'s ids hide:
+    from the file's column indexes (`app.lake.column_index`), else by reading those columns."""
     if not hidden:
         return pa.array([], pa.int64())
-    with io.new_input(data_path).open() as stream:
+    indexed = column_index.hidden(table, data_file, dict(hidden), wait=False)
+    if indexed is not None:
+        return pa.array(indexed, pa.int64())
+    with table.io.new_input(data_file.file_path).open() as stream:
         columns = pq.read_table(stream, columns=list(hidden))
     if not columns.num_rows:
         return pa.array([], pa.int64())

@@ -35,7 +35,7 @@ from pyiceberg.table.delete_file_index import DeleteFileIndex
 from pyiceberg.table.snapshots import Snapshot
 from pyiceberg.types import IntegerType, LongType, PrimitiveType, StringType
 
-from app.lake import position_deletes, tombstones
+from app.lake import column_index, position_deletes, tombstones
 from app.lake.file_cache import FileCache
 from app.lake.gdpr import GdprTombstones
 from app.lake.masks import hidden_mask, kept_batches
@@ -303,15 +303,13 @@ def count_by_value(
     table: Table, snapshot: Snapshot | None, column: str, ids: list[str]
 ) -> dict[str, int]:
     """Per id, how many rows visible at `snapshot` hold it in `column` (what a new tombstone on
-    it would hide)."""
+    it would hide). Looked up in the files' column indexes (`app.lake.column_index`); a file
+    whose columns cannot be indexed is read."""
     if snapshot is None or not ids:
         return {}
     schema = table.schema()
     probe = TombstoneFilter.probe(schema, column, ids)
     filt = tombstone_filter(table, snapshot, with_position_deletes=True)
-    scan = ArrowScan(
-        table.metadata, table.io, schema.select(*{column, *filt.columns}), AlwaysTrue()
-    )
     counts: dict[str, int] = {}
     for planned in plan(table, snapshot):
         wanted = probe.candidates(planned)
@@ -321,9 +319,69 @@ def count_by_value(
         deleted = position_deletes.deleted(
             table.io, planned.data_file.file_path, planned.delete_files
         )
-        for batch in kept_batches(scan, planned.data_file, hidden, deleted):
-            matched = batch.filter(hidden_mask(batch, wanted)).column(column)
-            for entry in pc.value_counts(matched).to_pylist():
-                key = str(entry["values"])
-                counts[key] = counts.get(key, 0) + int(entry["counts"])
+        found = _indexed_counts(table, planned, column, wanted[column], hidden, deleted)
+        if found is None:
+            found = _read_counts(table, planned, column, wanted, hidden, deleted, filt.columns)
+        for key, count in found.items():
+            counts[key] = counts.get(key, 0) + count
+    return counts
+
+
+def _indexed_counts(
+    table: Table,
+    planned: PlannedFile,
+    column: str,
+    ids: pa.Array,
+    hidden: dict[str, pa.Array],
+    deleted: np.ndarray | None,
+) -> dict[str, int] | None:
+    """`count_by_value` in one file from its column indexes; None when one cannot be built.
+
+    Only the rows holding an id are looked at: a tombstone on `column` hides them when it is
+    on their id (no lookup), one on another column when its index puts the row among its
+    ids', a position delete when it names them."""
+    index = column_index.for_file(table, planned.data_file, column, wait=False)
+    if index is None:
+        return None
+    positions, which = index.lookup(ids)
+    if not len(positions):
+        return {}
+    keep = np.ones(len(positions), dtype=bool)
+    for other, other_ids in hidden.items():
+        if other == column:
+            blocked = pc.is_in(ids, value_set=other_ids).to_numpy(zero_copy_only=False)
+            keep &= ~blocked[which]
+            continue
+        other_index = column_index.for_file(table, planned.data_file, other, wait=False)
+        if other_index is None:
+            return None
+        keep &= ~np.isin(positions, other_index.lookup(other_ids)[0])
+    if deleted is not None:
+        keep &= ~np.isin(positions, deleted)
+    per_id = np.bincount(which[keep], minlength=len(ids))
+    hit = np.flatnonzero(per_id)
+    values = ids.take(pa.array(hit)).to_pylist()  # only the ids found: a file holds few
+    return {str(value): int(per_id[i]) for value, i in zip(values, hit, strict=True)}
+
+
+def _read_counts(
+    table: Table,
+    planned: PlannedFile,
+    column: str,
+    wanted: dict[str, pa.Array],
+    hidden: dict[str, pa.Array],
+    deleted: np.ndarray | None,
+    filter_columns: list[str],
+) -> dict[str, int]:
+    """`count_by_value` in one file by reading its columns."""
+    schema = table.schema()
+    scan = ArrowScan(
+        table.metadata, table.io, schema.select(*{column, *filter_columns}), AlwaysTrue()
+    )
+    counts: dict[str, int] = {}
+    for batch in kept_batches(scan, planned.data_file, hidden, deleted):
+        matched = batch.filter(hidden_mask(batch, wanted)).column(column)
+        for entry in pc.value_counts(matched).to_pylist():
+            key = str(entry["values"])
+            counts[key] = counts.get(key, 0) + int(entry["counts"])
     return counts
