@@ -13,14 +13,13 @@ from __future__ import annotations
 import json
 import logging
 import re
-from functools import partial
 from typing import Any
 
-import anyio.to_thread
 from fastapi.routing import APIRoute
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.audit import service
+from app.audit.writer import WRITER
 from app.auth import MUTATING, known_caller, requirement
 from app.request_context import current_request_id
 
@@ -114,8 +113,7 @@ class AuditMiddleware:
         result_id = _result_id(body) if status < 300 else None
         if result_id is not None and result_id not in target.values():
             target["result_id"] = result_id
-        event = partial(
-            service.record,
+        row = service.event_row(
             org=org,
             key_id=key_id,
             action=action_of(route, _query(scope)),
@@ -126,7 +124,7 @@ class AuditMiddleware:
             status_code=status,
         )
         try:
-            await anyio.to_thread.run_sync(event)
+            await WRITER.store(row)
         except Exception:
             # the call itself is done and committed: its answer still goes out
             log.exception("could not record the audit event of %s %s", scope["method"], route)

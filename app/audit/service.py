@@ -10,7 +10,6 @@ from sqlalchemy.orm import Session
 
 from app.audit import repository
 from app.audit.schemas import AuditEventOut, AuditPage
-from app.db import session_scope
 from app.errors import InvalidInput
 from app.models import AuditEvent
 from app.models.base import utcnow
@@ -24,7 +23,7 @@ def outcome(status_code: int) -> str:
     return "ok" if status_code < 400 else "error"
 
 
-def record(
+def event_row(
     *,
     org: str,
     key_id: str | None,
@@ -34,22 +33,21 @@ def record(
     target: dict[str, Any],
     request_id: str | None,
     status_code: int,
-) -> None:
-    """Append one event in its own transaction (the call's own one has ended, either way)."""
-    event = AuditEvent(
-        at=utcnow(),
-        org=org,
-        key_id=key_id,
-        action=action[:64],
-        method=method,
-        path=path[:512],
-        target=target,
-        request_id=request_id,
-        status_code=status_code,
-        outcome=outcome(status_code),
-    )
-    with session_scope() as session:
-        repository.append(session, event)
+) -> dict[str, Any]:
+    """One event's columns, for `app.audit.writer` to store (the call's own transaction has
+    ended, either way)."""
+    return {
+        "at": utcnow(),
+        "org": org,
+        "key_id": key_id,
+        "action": action[:64],
+        "method": method,
+        "path": path[:512],
+        "target": target,
+        "request_id": request_id,
+        "status_code": status_code,
+        "outcome": outcome(status_code),
+    }
 
 
 def to_out(event: AuditEvent) -> AuditEventOut:
