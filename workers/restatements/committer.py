@@ -48,6 +48,11 @@ from workers.runtime import JobContext, PermanentJobError
 log = logging.getLogger(__name__)
 COMMIT_ATTEMPTS = 8
 REQUEST_COUNT = "icebatch.request-count"
+# a group's snapshot lists its requests' ids up to this many: every commit rewrites metadata.json
+# with every retained snapshot's summary, so a list per snapshot as long as a burst's groups
+# (hundreds of ids) would make each commit pay for the bursts before it; a larger group has
+# its count, and each request its snapshot on its job (`result.snapshot_id`)
+MAX_LISTED_REQUESTS = 32
 
 
 def wait_until_committed(ctx: JobContext, restatement_id: str, dataset_id: str) -> None:
@@ -163,6 +168,7 @@ def commit_group(table: Table, dataset_id: str, token: int, commit_id: str) -> S
     """Commit the group `commit_id` once: before each attempt, the snapshot log is checked on the
     very table state the attempt is planned on (and fenced to by the catalog's compare-and-swap),
     so a group that landed by another committer's hand is recorded, not committed again."""
+    began = time.monotonic()
     with session_scope() as session:
         rows = session.scalars(
             select(Restatement).where(
@@ -191,12 +197,14 @@ def commit_group(table: Table, dataset_id: str, token: int, commit_id: str) -> S
         for value in m["ids"]
     ]
     files = lake_commit.data_files(table, [p for m in members for p in m["data_files"]])
+    request_ids = sorted({m["request_id"] for m in members})
     properties = {
         snapshots.OPERATION: kind,
         snapshots.REQUEST_ID: commit_id,
         REQUEST_COUNT: str(len(members)),
-        snapshots.REQUEST_IDS: ",".join(sorted({m["request_id"] for m in members})),
     }
+    if len(request_ids) <= MAX_LISTED_REQUESTS:
+        properties[snapshots.REQUEST_IDS] = ",".join(request_ids)
     batch_ids = [m["batch_id"] for m in members if m["batch_id"] and kind == RestatementKind.REPLAY]
     if len(batch_ids) == 1:
         properties[snapshots.BATCH_ID] = batch_ids[0]
@@ -221,12 +229,16 @@ def commit_group(table: Table, dataset_id: str, token: int, commit_id: str) -> S
     else:
         raise RuntimeError(f"group {commit_id}: the parent kept moving; the next holder retries")
     failpoint("after-commit")
+    committed = time.monotonic()
     _record(table, ids, snapshot)
     log.info(
-        "group %s committed as snapshot %s for requests %s",
+        "group %s committed as snapshot %s for %d requests%s (commit %.3fs, record %.3fs)",
         commit_id,
         snapshot.snapshot_id,
-        properties[snapshots.REQUEST_IDS],
+        len(members),
+        f" {properties[snapshots.REQUEST_IDS]}" if snapshots.REQUEST_IDS in properties else "",
+        committed - began,
+        time.monotonic() - committed,
     )
     return snapshot
 
@@ -251,14 +263,13 @@ def _record(table: Table, ids: list[str], snapshot: Snapshot) -> None:
         if snapshot.parent_snapshot_id is not None
         else None
     )
-    with session_scope() as session:
-        rows = session.scalars(select(Restatement).where(Restatement.id.in_(ids))).all()
-        members = [_member(r) for r in rows]
-    hidden = _hidden_counts(table, parent, members)
     now = snapshots.committed_at(snapshot)
     with session_scope() as session:
+        rows = session.scalars(select(Restatement).where(Restatement.id.in_(ids))).all()
+        hidden = _hidden_counts(table, parent, [_member(r) for r in rows])
         dataset_id = None
-        for row in session.scalars(select(Restatement).where(Restatement.id.in_(ids))).all():
+        settled = []
+        for row in rows:
             dataset_id = row.dataset_id
             row.state = RestatementState.COMMITTED
             row.snapshot_id = snapshot.snapshot_id
@@ -268,7 +279,9 @@ def _record(table: Table, ids: list[str], snapshot: Snapshot) -> None:
             row.rows_hidden = hidden[row.id]
             row.committed_at = now
             _move_batches(session, row, snapshot)
-            runtime.settle(session, row.job_id, outcome(row))
+            if row.job_id is not None:
+                settled.append((row.job_id, outcome(row)))
+        runtime.settle_many(session, settled)
         dataset = session.get(Dataset, dataset_id) if dataset_id else None
         if dataset is not None:  # the new tombstones become position deletes, asynchronously
             materializer.request(session, dataset)
