@@ -23,10 +23,10 @@ from typing import Annotated, Any
 from fastapi import Depends, Request
 from fastapi.routing import APIRoute
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
-from sqlalchemy import select
+from sqlalchemy import bindparam, select, update
 from sqlalchemy.orm import Session
 
-from app.db import session_scope
+from app.db import get_engine, session_scope
 from app.errors import Forbidden, InvalidInput, Unauthorized
 from app.limits import rate
 from app.models import ApiKey, Scope
@@ -91,18 +91,50 @@ def create_key(session: Session, org: str, scope: Scope = Scope.ADMIN) -> str:
     return issue_key(session, org, scope)[1]
 
 
-def find_key(session: Session, key: str) -> ApiKey | None:
-    """The stored key matching `key` (revoked and expired ones included), or None."""
+@dataclass(frozen=True)
+class StoredKey:
+    """What a request's authentication needs of a stored key."""
+
+    id: str
+    org: str
+    scope: str
+    revoked_at: datetime | None
+    expires_at: datetime | None
+    last_used_at: datetime | None
+
+
+_BY_PREFIX = select(
+    ApiKey.id,
+    ApiKey.org,
+    ApiKey.scope,
+    ApiKey.revoked_at,
+    ApiKey.expires_at,
+    ApiKey.last_used_at,
+    ApiKey.secret_hash,
+).where(ApiKey.prefix == bindparam("prefix"))  # built once: it keeps its cache key
+
+
+def find_key(key: str) -> StoredKey | None:
+    """The stored key matching `key` (revoked and expired ones included), or None.
+
+    One autocommit query on a pooled connection, outside any session: no unit of work, no
+    transaction to begin and end."""
     parts = key.split("_", 2)
     if len(parts) != 3 or parts[0] != "ib":
         return None
-    row = session.scalar(select(ApiKey).where(ApiKey.prefix == parts[1]))
+    with get_engine().execution_options(isolation_level="AUTOCOMMIT").connect() as conn:
+        row = conn.execute(_BY_PREFIX, {"prefix": parts[1]}).first()
     if row is None or not hmac.compare_digest(row.secret_hash, _hash(key)):
         return None
-    return row
+    return StoredKey(row.id, row.org, row.scope, row.revoked_at, row.expires_at, row.last_used_at)
 
 
-def _rejection(row: ApiKey, now: datetime) -> str | None:
+def _used(key_id: str, now: datetime) -> None:
+    with session_scope() as session:
+        session.execute(update(ApiKey).where(ApiKey.id == key_id).values(last_used_at=now))
+
+
+def _rejection(row: StoredKey, now: datetime) -> str | None:
     if row.revoked_at is not None:
         return f"this API key was revoked at {row.revoked_at.isoformat()}"
     if row.expires_at is not None and row.expires_at <= now:
@@ -118,7 +150,7 @@ def authenticate(
     expired. Computed once per request (kept on `request.state`, where the audit trail finds
     the key id of denied attempts too).
 
-    The lookup uses its own short session: a connection held from here until the endpoint runs
+    The lookup uses its own short query: a connection held from here until the endpoint runs
     (another thread-pool hop) lets a burst of requests hold every pooled connection while
     waiting for a thread, and every thread wait for a connection.
     """
@@ -131,17 +163,16 @@ def authenticate(
             "send 'Authorization: Bearer <api key>' (create one: icebatch keys create)"
         )
     now = utcnow()
-    with session_scope() as session:
-        row = find_key(session, key)
-        if row is None:
-            raise Unauthorized("this API key is unknown")
-        request.state.key_owner = (row.org, row.id)  # for the audit trail, even when denied
-        rejection = _rejection(row, now)
-        if rejection is None and (
-            row.last_used_at is None or now - row.last_used_at >= LAST_USED_RESOLUTION
-        ):
-            row.last_used_at = now
-        principal = Principal(org=row.org, key_id=row.id, scope=Scope(row.scope))
+    row = find_key(key)
+    if row is None:
+        raise Unauthorized("this API key is unknown")
+    request.state.key_owner = (row.org, row.id)  # for the audit trail, even when denied
+    rejection = _rejection(row, now)
+    if rejection is None and (
+        row.last_used_at is None or now - row.last_used_at >= LAST_USED_RESOLUTION
+    ):
+        _used(row.id, now)
+    principal = Principal(org=row.org, key_id=row.id, scope=Scope(row.scope))
     if rejection is not None:
         raise Unauthorized(rejection)
     request.state.principal = principal
@@ -196,8 +227,9 @@ def requires(scope: Scope, action: str | None = None, by: str | None = None) -> 
     needed = RequireScope(scope, action, by)
 
     # a plain function, not the dataclass's __call__: FastAPI resolves a function's (string)
-    # annotations in its module, and an instance has no module globals to resolve them in
-    def require_scope(principal: CurrentPrincipal) -> Principal:
+    # annotations in its module, and an instance has no module globals to resolve them in;
+    # async: a check of an attribute needs no thread-pool hop
+    async def require_scope(principal: CurrentPrincipal) -> Principal:
         return needed.check(principal)
 
     require_scope.requirement = needed  # type: ignore[attr-defined]

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import contextmanager
 from functools import lru_cache
 from typing import Annotated, Any
 
+import anyio
+import anyio.to_thread
 import psycopg
 from fastapi import Depends
 from sqlalchemy import Engine, MetaData, create_engine, event, text
@@ -127,6 +129,15 @@ def session_scope() -> Iterator[Session]:
     session = get_sessionmaker()()
     try:
         yield session
+    except BaseException:
+        _abandon(session)
+        raise
+    _finish(session)
+
+
+def _finish(session: Session) -> None:
+    """Commit and close, then run the after-commit hooks (roll back if the commit fails)."""
+    try:
         session.commit()
         callbacks: list[AfterCommit] = session.info.pop("after_commit", [])
     except BaseException:
@@ -138,10 +149,29 @@ def session_scope() -> Iterator[Session]:
         callback()
 
 
-def get_session() -> Iterator[Session]:
-    """FastAPI dependency: one session per request, committed when the endpoint returns."""
-    with session_scope() as session:
+def _abandon(session: Session) -> None:
+    try:
+        session.rollback()
+    finally:
+        session.close()
+
+
+async def get_session() -> AsyncIterator[Session]:
+    """FastAPI dependency: one session per request, committed when the endpoint returns.
+
+    Async, so opening it costs no thread-pool hop (a session connects at its first query); its
+    end (commit or rollback, close, after-commit hooks) is one hop, shielded from a cancelled
+    request so that the connection always goes back to the pool.
+    """
+    session = get_sessionmaker()()
+    try:
         yield session
+    except BaseException:
+        with anyio.CancelScope(shield=True):
+            await anyio.to_thread.run_sync(_abandon, session)
+        raise
+    with anyio.CancelScope(shield=True):
+        await anyio.to_thread.run_sync(_finish, session)
 
 
 DbSession = Annotated[Session, Depends(get_session)]

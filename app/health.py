@@ -6,12 +6,12 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from fastapi import APIRouter, Request, Response
+from fastapi import APIRouter, Response
 from fastapi.responses import JSONResponse, PlainTextResponse
 from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, Counter, Histogram, generate_latest
 from pydantic import BaseModel, Field
 from sqlalchemy import text
-from starlette.middleware.base import BaseHTTPMiddleware, RequestResponseEndpoint
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.db import get_engine
 from app.jobs.broker import get_celery
@@ -25,15 +25,28 @@ LATENCY = Histogram("icebatch_http_request_seconds", "HTTP request latency", ["m
 REGISTRY.register(OPERATOR_METRICS)
 
 
-class MetricsMiddleware(BaseHTTPMiddleware):
-    async def dispatch(self, request: Request, call_next: RequestResponseEndpoint) -> Response:
+class MetricsMiddleware:
+    """Pure ASGI (a `BaseHTTPMiddleware` costs every request a task group and a streamed
+    copy of its body): counts each answer by route and status when its head is sent, and
+    observes the time to that head."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
         started = time.perf_counter()
-        response = await call_next(request)
-        route = request.scope.get("route")
-        path = getattr(route, "path", "unmatched")
-        REQUESTS.labels(request.method, path, str(response.status_code)).inc()
-        LATENCY.labels(request.method, path).observe(time.perf_counter() - started)
-        return response
+
+        async def observe(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                path = getattr(scope.get("route"), "path", "unmatched")
+                REQUESTS.labels(scope["method"], path, str(message["status"])).inc()
+                LATENCY.labels(scope["method"], path).observe(time.perf_counter() - started)
+            await send(message)
+
+        await self.app(scope, receive, observe)
 
 
 class Liveness(BaseModel):

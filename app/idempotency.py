@@ -121,9 +121,10 @@ class Idempotency:
         return run_once(self.session, self.org, self.key, self.request, body, run)
 
 
-def idempotency(
+async def idempotency(
     session: DbSession, org: Org, request: Request, key: IdempotencyHeader = None
 ) -> Idempotency:
+    """Async: it only gathers what the endpoint's thread will use (no thread-pool hop)."""
     return Idempotency(session, org, key, request)
 
 

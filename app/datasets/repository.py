@@ -2,15 +2,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 from sqlalchemy.orm import Session
 
 from app.errors import DatasetNotFound
 from app.models import Dataset
 
+# built once: a statement object keeps its cache key, so each request skips building the query
+# and computing the key (a fair share of a small request's CPU)
+_BY_ID = select(Dataset).where(Dataset.id == bindparam("id"), Dataset.org == bindparam("org"))
+
 
 def get(session: Session, org: str, dataset_id: str) -> Dataset:
-    dataset = session.scalar(select(Dataset).where(Dataset.id == dataset_id, Dataset.org == org))
+    dataset = session.scalar(_BY_ID, {"id": dataset_id, "org": org})
     if dataset is None:
         raise DatasetNotFound(dataset_id)
     return dataset

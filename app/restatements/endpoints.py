@@ -39,10 +39,9 @@ def privacy_jobs_create(
     """
 
     def run() -> tuple[int, PrivacyJobOut]:
-        job = service.submit_privacy_job(
+        return 202, service.submit_privacy_job(
             session, org, body.dataset_ids, body.column, list(body.values)
         )
-        return 202, service.privacy_job_out(session, job)
 
     return idempotent.run(body, run)
 

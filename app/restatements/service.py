@@ -29,6 +29,7 @@ from app.models import (
     RestatementKind,
     RestatementState,
 )
+from app.models.base import new_id
 from app.pagination import next_cursor
 from app.reads.service import resolve_as_of
 from app.restatements import repository
@@ -84,21 +85,19 @@ def _enqueue(session: Session, restatement: Restatement) -> Job:
         publish=not carried,
     )
     restatement.job_id, restatement.request_id = job.id, job.request_id
+    session.add(restatement)  # inserted whole at the next flush: no UPDATE for its job
     return job
 
 
-def _new(session: Session, **values: object) -> Restatement:
-    restatement = Restatement(request_id="", **values)
-    session.add(restatement)
-    session.flush()
-    return restatement
+def _new(**values: object) -> Restatement:
+    """A restatement with its id, added to the session by `_enqueue` once its job exists."""
+    return Restatement(id=new_id(), request_id="", **values)
 
 
 def revert(session: Session, org: str, batch_id: str) -> tuple[Batch, Job]:
     batch = batches.get(session, org, batch_id, for_update=True)
     _require_restatable(batch, "reverted")
     restatement = _new(
-        session,
         org=org,
         dataset_id=batch.dataset_id,
         kind=RestatementKind.REVERT,
@@ -142,7 +141,6 @@ def complete_replay(session: Session, batch: Batch) -> Job:
         session, batch.org, batch.dataset_id, list(replay.get("predecessors", [])), lock=True
     )
     restatement = _new(
-        session,
         org=batch.org,
         dataset_id=batch.dataset_id,
         kind=RestatementKind.REPLAY,
@@ -181,7 +179,8 @@ def canonical_values(
 
 def submit_privacy_job(
     session: Session, org: str, dataset_ids: list[str], column: str, values: list[object]
-) -> PrivacyJob:
+) -> PrivacyJobOut:
+    """One restatement and job per dataset; the job's status as `privacy_job_out` gives it."""
     if not dataset_ids:
         raise InvalidInput("dataset_ids names at least one dataset")
     if not values:
@@ -205,13 +204,16 @@ def submit_privacy_job(
             )
         targets.append((dataset, canonical_values(dataset, column, values, spec["type"])))
     job = PrivacyJob(
-        org=org, column=column, dataset_ids=[d.id for d, _ in targets], value_count=len(values)
+        id=new_id(),
+        org=org,
+        column=column,
+        dataset_ids=[d.id for d, _ in targets],
+        value_count=len(values),
     )
-    session.add(job)
-    session.flush()
+    session.add(job)  # flushed with the first restatement's job
+    parts, job_rows = [], {}
     for dataset, ids in targets:
         restatement = _new(
-            session,
             org=org,
             dataset_id=dataset.id,
             kind=RestatementKind.GDPR,
@@ -221,14 +223,24 @@ def submit_privacy_job(
             ids=ids,
             reason=f"privacy job {job.id}",
         )
-        _enqueue(session, restatement)
-    return job
+        queued = _enqueue(session, restatement)
+        parts.append(restatement)
+        job_rows[queued.id] = queued
+    return describe_privacy_job(job, parts, job_rows)
 
 
 def privacy_job_out(session: Session, job: PrivacyJob) -> PrivacyJobOut:
     """The privacy job's status: each dataset's from its restatement and job, then overall."""
     parts = repository.by_privacy_job(session, job.id)
-    job_rows = repository.jobs_by_id(session, (p.job_id for p in parts))
+    return describe_privacy_job(
+        job, parts, repository.jobs_by_id(session, (p.job_id for p in parts))
+    )
+
+
+def describe_privacy_job(
+    job: PrivacyJob, parts: list[Restatement], job_rows: dict[str, Job]
+) -> PrivacyJobOut:
+    """`privacy_job_out` from the rows in hand (a job just submitted needs no query)."""
     statuses = []
     for part in parts:
         job_row = job_rows.get(part.job_id or "")
