@@ -57,6 +57,13 @@ def main() -> None:
     parser.add_argument("--in-flight", type=int, default=128, help="(d) concurrent requests")
     parser.add_argument("--poll", type=float, default=0.05, help="(d) observer poll seconds")
     parser.add_argument("--drain-timeout", type=float, default=300.0)
+    parser.add_argument(
+        "--warmup",
+        type=float,
+        default=10.0,
+        help="(d) seconds of requests at the first rate before the measured runs, not measured "
+        "(a new worker builds its column indexes meanwhile); 0: none",
+    )
     parser.add_argument("--seed", type=int, default=20261121)
     parser.add_argument("--quick", action="store_true", help="a small smoke run")
     parser.add_argument("--keep", action="store_true", help="keep the temp dir")

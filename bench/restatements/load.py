@@ -1,15 +1,15 @@
 """Part (d)'s load: GDPR requests fired over HTTP at a fixed rate (an open loop), at most a
-given number in flight."""
+given number in flight, through the lean client of `bench.restatements.wire` (the load must not
+take the cores the service is measured on)."""
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-import httpx
+from bench.restatements.wire import Answer, WireError, wires
 
 
 @dataclass
@@ -24,22 +24,7 @@ class Request:
 
 
 # sends request i (of the list `pace` was given) and returns the answer that decides it
-Send = Callable[[int, Request], Awaitable[httpx.Response]]
-
-
-@contextlib.asynccontextmanager
-async def clients(urls: list[str], key: str, cap: int) -> AsyncIterator[list[httpx.AsyncClient]]:
-    """One client per API process, each allowed `cap` connections."""
-    limits = httpx.Limits(max_connections=cap, max_keepalive_connections=cap)
-    headers = {"Authorization": f"Bearer {key}"}
-    opened = [
-        httpx.AsyncClient(base_url=u, headers=headers, timeout=60, limits=limits) for u in urls
-    ]
-    try:
-        yield opened
-    finally:
-        for client in opened:
-            await client.aclose()
+Send = Callable[[int, Request], Awaitable[Answer]]
 
 
 async def pace(requests: list[Request], rate: float, cap: int, duration: float, send: Send) -> None:
@@ -56,8 +41,8 @@ async def pace(requests: list[Request], rate: float, cap: int, duration: float, 
             request.sent = time.perf_counter()
             try:
                 response = await send(i, request)
-            except httpx.HTTPError as exc:
-                request.status, request.error = -1, type(exc).__name__
+            except WireError as exc:
+                request.status, request.error = -1, str(exc)
                 return
             request.answered = time.perf_counter()
             request.status = response.status_code
@@ -88,10 +73,10 @@ async def fire(
 ) -> None:
     """GDPR requests (one privacy job each) paced by `pace`, round robin over the API
     processes."""
-    async with clients(urls, key, cap) as pool:
+    async with wires(urls, key, cap) as pool:
 
-        async def send(i: int, request: Request) -> httpx.Response:
+        async def send(i: int, request: Request) -> Answer:
             body = {"dataset_ids": [dataset_id], "column": "user_id", "values": request.values}
-            return await pool[i % len(pool)].post("/v1/privacy/jobs", json=body)
+            return await pool[i % len(pool)].post("/v1/privacy/jobs", json_body=body)
 
         await pace(requests, rate, cap, duration, send)

@@ -12,13 +12,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import httpx
 import psycopg
 
 from bench.common import wait_for
-from bench.restatements.load import Request, clients, pace
+from bench.restatements.load import Request, pace
 from bench.restatements.observe import pending_jobs
 from bench.restatements.shared import log
+from bench.restatements.wire import Answer, wires
 from bench.scale.service import Service
 from bench.scale.workload import Workload
 
@@ -39,20 +39,20 @@ async def send_ops(
     svc: Service, ops: list[Op], requests: list[Request], rate: float, cap: int
 ) -> None:
     """Every op, paced; an upload's answer is its COMPLETE's (202), or the step that failed."""
-    async with clients(svc.urls, svc.key, cap) as pool:
+    async with wires(svc.urls, svc.key, cap) as pool:
 
-        async def send(i: int, request: Request) -> httpx.Response:
+        async def send(i: int, request: Request) -> Answer:
             op, client = ops[i], pool[i % len(pool)]
             if op.kind == "gdpr":
                 body = {"dataset_ids": [svc.dataset_id], "column": "user_id", "values": [op.target]}
-                return await client.post("/v1/privacy/jobs", json=body)
+                return await client.post("/v1/privacy/jobs", json_body=body)
             if op.kind == "revert":
                 return await client.post(f"/v1/batches/{op.target}", params={"action": "REVERT"})
             assert op.path is not None
             opened_body: dict[str, Any] = {"dataset_id": svc.dataset_id, "format": "parquet"}
             if op.kind == "replay":
                 opened_body["replay"] = {"predecessors": [op.target], "reason": "corrected rows"}
-            opened = await client.post("/v1/batches", json=opened_body)
+            opened = await client.post("/v1/batches", json_body=opened_body)
             if opened.status_code != 201:
                 return opened
             op.batch_id = opened.json()["id"]
