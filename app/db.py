@@ -149,6 +149,18 @@ def _finish(session: Session) -> None:
         callback()
 
 
+_FINISHED = "icebatch_request_finished"
+
+
+def finish_request(session: Session) -> None:
+    """End a request's unit of work now, in the calling thread (commit, close, after-commit
+    hooks): for an endpoint whose answer is already rendered (`app.idempotency`), so that its
+    commit costs no thread-pool hop of its own once the endpoint returns. The session
+    dependency's end then has nothing left to do."""
+    _finish(session)
+    session.info[_FINISHED] = True
+
+
 def _abandon(session: Session) -> None:
     try:
         session.rollback()
@@ -170,6 +182,8 @@ async def get_session() -> AsyncIterator[Session]:
         with anyio.CancelScope(shield=True):
             await anyio.to_thread.run_sync(_abandon, session)
         raise
+    if session.info.get(_FINISHED):  # the endpoint's thread ended it (finish_request)
+        return
     with anyio.CancelScope(shield=True):
         await anyio.to_thread.run_sync(_finish, session)
 

@@ -21,7 +21,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from app.auth import Org
-from app.db import DbSession, session_scope
+from app.db import DbSession, finish_request, session_scope
 from app.errors import Conflict, InvalidInput
 from app.models import IdempotencyKey
 
@@ -50,7 +50,23 @@ def run_once(
     body: BaseModel | None,
     run: Callable[[], tuple[int, BaseModel]],
 ) -> JSONResponse:
-    """Run `run` (→ status, response model) once per key; replay its response to retries."""
+    """Run `run` (→ status, response model) once per key; replay its response to retries.
+
+    The answer is rendered here, so the request's unit of work ends here too, in the
+    endpoint's thread (`app.db.finish_request`)."""
+    answer = _run_once(session, org, key, request, body, run)
+    finish_request(session)
+    return answer
+
+
+def _run_once(
+    session: Session,
+    org: str,
+    key: str | None,
+    request: Request,
+    body: BaseModel | None,
+    run: Callable[[], tuple[int, BaseModel]],
+) -> JSONResponse:
     if key is None:
         status, response = run()
         return JSONResponse(jsonable_encoder(response, by_alias=True), status_code=status)
