@@ -42,6 +42,9 @@ def data_files(table: Table, paths: Iterable[str]) -> list[DataFile]:
     partition's source columns have exact bounds, so the partition value is the transform of the
     source column's lower bound, whatever the transform.
     """
+    paths = list(paths)
+    if not paths:  # a revert or GDPR group: no statistics plan to build
+        return []
     metadata = table.metadata
     schema, spec = metadata.schema(), metadata.spec()
     plan = compute_statistics_plan(schema, metadata.properties)
