@@ -146,8 +146,10 @@ class Wire:
 
 @contextlib.asynccontextmanager
 async def wires(urls: list[str], key: str, cap: int) -> AsyncIterator[list[Wire]]:
-    """One `Wire` per API process, each allowed `cap` connections."""
-    opened = [Wire(u, {"Authorization": f"Bearer {key}"}, cap) for u in urls]
+    """One `Wire` per API process, `cap` connections in all (requests go round robin): an API
+    process counts open connections against its concurrency limit, idle ones included."""
+    share = max(1, -(-cap // len(urls)))
+    opened = [Wire(u, {"Authorization": f"Bearer {key}"}, share) for u in urls]
     try:
         yield opened
     finally:
