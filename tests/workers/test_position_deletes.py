@@ -277,3 +277,48 @@ def test_a_delete_materialized_while_a_vacuum_runs_is_never_dropped(
                 and status != ManifestEntryStatus.DELETED
             ):
                 assert entry.data_file.file_path in {d for _, d in deletes}, entry
+
+
+@pytest.mark.usefixtures("materializer")
+def test_a_committer_runs_an_overdue_materializer_between_its_groups(
+    client: TestClient, run_jobs: RunJobs, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A worker whose slots all drain restatements has none for the materializer: the committer
+    runs a materialize job that waited past `materialize_inline_after_seconds` itself, under its
+    lease, between two groups; the job's own message then finds it done."""
+    from app.config import get_settings
+
+    did = client.post("/v1/datasets", json=EVENTS).json()["id"]
+    ingest(client, run_jobs, did, "csv", {"a.csv": csv_rows([(i, f"u{i % 2}") for i in range(6)])})
+
+    def delete(user: str) -> list[str]:
+        body = {"dataset_ids": [did], "column": "user_id", "values": [user]}
+        assert client.post("/v1/privacy/jobs", json=body).status_code == 202
+        return run_jobs()
+
+    def operations() -> list[str]:
+        items = client.get(f"/v1/datasets/{did}/snapshots").json()["items"]
+        return sorted(
+            (s["sequence_number"], s["icebatch"].get("icebatch.operation", "")) for s in items
+        )
+
+    mine = [j for j in materialize_jobs(client) if j["subject_id"] == did]
+    monkeypatch.setattr(get_settings(), "materialize_inline_after_seconds", 1e-6)
+    ran = delete("u0")
+    (inline,) = [j for j in materialize_jobs(client) if j["subject_id"] == did and j not in mine]
+    assert inline["state"] == "succeeded", inline
+    assert inline["id"] not in ran  # the committer ran it: its message found it done
+    assert inline["result"]["positions"] == 3  # u0's rows
+    assert [op for _, op in operations()][-2:] == ["gdpr", "materialize"]
+    assert ids(client, did) == [1, 3, 5]
+
+    # off: the job waits for a slot of its own, as before
+    monkeypatch.setattr(get_settings(), "materialize_inline_after_seconds", 0)
+    ran = delete("u1")
+    later = [
+        j for j in materialize_jobs(client) if j["subject_id"] == did and j["id"] != inline["id"]
+    ]
+    later = [j for j in later if j not in mine]
+    assert len(later) == 1
+    assert later[0]["id"] in ran
+    assert ids(client, did) == []

@@ -28,7 +28,7 @@ from workers.celery_app import job_task
 from workers.failpoints import failpoint
 from workers.lease import CommitLeaseLost
 from workers.rewrite.commit import acquire_lease
-from workers.runtime import JobContext, dataset_identifier
+from workers.runtime import JobContext, dataset_identifier, run_job
 from workers.spark import iceberg_java
 from workers.spark.iceberg_java import Committed, RewriteConflict
 
@@ -36,7 +36,9 @@ log = logging.getLogger(__name__)
 PLANS = 8
 
 
-def run(ctx: JobContext) -> dict[str, Any]:
+def run(ctx: JobContext, token: int | None = None) -> dict[str, Any]:
+    """The job; `token`: the dataset's commit lease, when the caller holds it (a restatement
+    committer running the materializer between its groups), else taken for the commit."""
     dataset_id = ctx.subject_id or ""
     identifier = dataset_identifier(dataset_id)
     started = time.monotonic()
@@ -52,7 +54,7 @@ def run(ctx: JobContext) -> dict[str, Any]:
         resolved = time.monotonic()
         ctx.set_stage("commit", 0.8)
         try:
-            committed = _commit(ctx, dataset_id, identifier, resolution)
+            committed = _commit(ctx, dataset_id, identifier, resolution, token)
         except (RewriteConflict, MarkMoved) as exc:
             tombstones.discard(table.io, resolution.written)
             log.info("materialize %s: %s; resolving again", dataset_id, exc)
@@ -81,12 +83,14 @@ class MarkMoved(Exception):
     """Another materializer committed since this one resolved: resolve again."""
 
 
-def _commit(ctx: JobContext, dataset_id: str, identifier: str, resolution: Resolution) -> Committed:
+def _commit(
+    ctx: JobContext, dataset_id: str, identifier: str, resolution: Resolution, held: int | None
+) -> Committed:
     from workers.spark.session import get_spark
 
     spark = get_spark()
     java_table = iceberg_java.load_table(spark, identifier)
-    token = acquire_lease(ctx, dataset_id)
+    token = held if held is not None else acquire_lease(ctx, dataset_id)
     try:
         for _ in range(PLANS):
             table = get_catalog().load_table(identifier)
@@ -96,7 +100,8 @@ def _commit(ctx: JobContext, dataset_id: str, identifier: str, resolution: Resol
                 log.info("materialize %s: parent moved (%s)", dataset_id, exc)
         raise RuntimeError(f"materialize {dataset_id}: the parent kept moving")
     finally:
-        lease.release(dataset_id, token)
+        if held is None:
+            lease.release(dataset_id, token)
 
 
 def _attempt(
@@ -146,6 +151,13 @@ def commit_resolution(
     except BaseException:
         tombstones.discard(table.io, marked.written)
         raise
+
+
+def run_queued(job_id: str, token: int) -> None:
+    """Run a queued materialize job here and now, under the commit lease `token` the caller
+    holds: the public entry of a restatement committer that found the job waiting too long
+    (its message then finds it done). A failure is the job's (retried or failed as usual)."""
+    run_job(job_id, lambda ctx: run(ctx, token))
 
 
 materialize_task = job_task(TaskName.MATERIALIZE, run)

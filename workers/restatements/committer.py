@@ -42,6 +42,7 @@ from app.models import (
 from workers import lease, runtime
 from workers.failpoints import failpoint
 from workers.lease import CommitLeaseLost
+from workers.materialize import task as materialize_job
 from workers.metrics import LEASE_WAIT
 from workers.runtime import JobContext, PermanentJobError
 
@@ -101,7 +102,11 @@ def _load(dataset_id: str) -> Table:
 
 def drain(dataset_id: str, token: int) -> None:
     """Under the lease: finish interrupted groups, then commit ready groups until none is left,
-    or until a maintenance job waits for the lease (it goes next; workers/lease.py)."""
+    or until a maintenance job waits for the lease (it goes next; workers/lease.py). Between
+    groups, a materialize job of the dataset queued for longer than
+    `materialize_inline_after_seconds` is run here, under this lease: the worker's slots may all
+    be held by committers draining a flood (a solo worker's one slot is this one), and the
+    materializer's lag must not last as long as the flood."""
     table = _load(dataset_id)
     for commit_id in _interrupted(dataset_id):
         commit_group(table, dataset_id, token, commit_id)
@@ -110,7 +115,25 @@ def drain(dataset_id: str, token: int) -> None:
         if claimed is None:
             return
         commit_group(table, dataset_id, token, claimed)
+        if _materialize_overdue(dataset_id, token):
+            table = _load(dataset_id)  # the materializer's snapshot is the next parent
     log.info("dataset %s: handing the commit lease to a waiting maintenance job", dataset_id)
+
+
+def _materialize_overdue(dataset_id: str, token: int) -> bool:
+    """Run the dataset's overdue materialize job under `token`; whether one ran."""
+    after = get_settings().materialize_inline_after_seconds
+    if after <= 0:
+        return False
+    with session_scope() as session:
+        job_id = materializer.overdue(session, dataset_id, after)
+    if job_id is None:
+        return False
+    log.info(
+        "dataset %s: materialize job %s overdue, running it between groups", dataset_id, job_id
+    )
+    materialize_job.run_queued(job_id, token)
+    return True
 
 
 def _interrupted(dataset_id: str) -> list[str]:
