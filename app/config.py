@@ -83,9 +83,16 @@ class Settings(BaseSettings):
     auto_vacuum_tombstones: int = 10_000
     auto_vacuum_evict_lead_seconds: float = 2 * 24 * 3600
     auto_expire: bool = True
+    # automatic bin-pack compaction of a partition holding this many small files (under 3/4 of
+    # `rewrite_target_file_bytes`: replays and small batches, each a file); 0: off
+    auto_compact_small_files: int = Field(default=32, ge=0)
     # tombstones become Iceberg position deletes (every engine hides restated rows) by a job
     # queued after each tombstone commit (app.lake.materialize); off: only Icebatch's readers do
     materialize_deletes: bool = True
+    # a restatement committer runs the dataset's materializer itself, between two groups, once
+    # its job has waited this long (a worker draining a flood of restatements has no slot for
+    # it; see workers/restatements/committer.drain); 0: never
+    materialize_inline_after_seconds: float = Field(default=10.0, ge=0)
     # a worker's in-memory indexes of tombstoned columns, per data file (app.lake.column_index):
     # the committer's rows-hidden counts and the materializer look ids up instead of reading
     # every file whose bounds may hold them; 0: off

@@ -1,8 +1,10 @@
-"""Automatic maintenance (Celery beat → `icebatch.schedule`): vacuum, expire and materialize
-where needed.
+"""Automatic maintenance (Celery beat → `icebatch.schedule`): vacuum, compact, expire and
+materialize where needed.
 
 A dataset gets a full vacuum when its current snapshot has `auto_vacuum_tombstones` active
 tombstones or more, or a tombstone whose `evict_by` falls within `auto_vacuum_evict_lead_seconds`;
+else a bin-pack compaction when a partition holds `auto_compact_small_files` small files or more
+(every replay and small batch adds one: a scan opens them all, and their delete files);
 it gets an expire job when it holds snapshots its retention policy would expire (`auto_expire`),
 and a materialize job when tombstones are past its materialized mark and none is queued or
 running (`materialize_deletes`; normally the tombstone commit queued it).
@@ -12,6 +14,7 @@ Never two jobs of a kind per dataset: one already queued or running is left to f
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from datetime import timedelta
 
 import pyarrow.compute as pc
@@ -23,11 +26,16 @@ from app.config import get_settings
 from app.db import session_scope
 from app.errors import Conflict
 from app.jobs.kinds import REWRITE_KINDS, JobKind, TaskName
-from app.lake import retention, tombstones
+from app.lake import retention, rewrite_plan, tombstones, visible
 from app.lake.catalog import get_catalog
 from app.maintenance import materialize as materializer
 from app.maintenance import service as maintenance
-from app.maintenance.schemas import VacuumMode, VacuumRequest
+from app.maintenance.schemas import (
+    CompactRequest,
+    CompactStrategy,
+    VacuumMode,
+    VacuumRequest,
+)
 from app.models import Dataset
 from app.retention import service
 from workers.celery_app import celery
@@ -56,6 +64,22 @@ def vacuum_reason(table: Table) -> str | None:
     if earliest <= clock.now() + timedelta(seconds=settings.auto_vacuum_evict_lead_seconds):
         return f"a tombstone must be evicted by {earliest.isoformat()}"
     return None
+
+
+def compact_at(table: Table) -> int | None:
+    """The small files a partition must hold to be compacted (`auto_compact_small_files`)
+    when one of the current snapshot's partitions holds that many; None otherwise."""
+    settings = get_settings()
+    threshold = settings.auto_compact_small_files
+    if threshold <= 0:
+        return None
+    small = rewrite_plan.SMALL * settings.rewrite_target_file_bytes
+    per_partition: Counter[str] = Counter(
+        str(p.data_file.partition)
+        for p in visible.plan(table, table.current_snapshot())
+        if p.data_file.file_size_in_bytes < small
+    )
+    return threshold if per_partition and max(per_partition.values()) >= threshold else None
 
 
 def needs_expire(table: Table, dataset: Dataset, pins: list[retention.Pin]) -> bool:
@@ -87,6 +111,15 @@ def _schedule_dataset(dataset_id: str, out: dict[str, list[str]]) -> None:
                 else:
                     log.info("scheduler: vacuum of %s (%s): job %s", dataset_id, reason, job.id)
                     out["vacuum"].append(dataset_id)
+            elif (small := compact_at(table)) is not None:
+                request = CompactRequest(strategy=CompactStrategy.BINPACK, min_input_files=small)
+                try:
+                    job = maintenance.start_compaction(session, get_catalog(), dataset, request)
+                except Conflict:
+                    pass
+                else:
+                    log.info("scheduler: compaction of %s: job %s", dataset_id, job.id)
+                    out["compact"].append(dataset_id)
         if (
             get_settings().materialize_deletes
             and tombstones.unmaterialized(table, table.current_snapshot()).num_rows
@@ -107,7 +140,13 @@ def _schedule_dataset(dataset_id: str, out: dict[str, list[str]]) -> None:
 
 def schedule_once() -> dict[str, list[str]]:
     """One pass over every dataset; returns the dataset ids given a vacuum or an expire job."""
-    out: dict[str, list[str]] = {"vacuum": [], "expire": [], "materialize": [], "failed": []}
+    out: dict[str, list[str]] = {
+        "vacuum": [],
+        "compact": [],
+        "expire": [],
+        "materialize": [],
+        "failed": [],
+    }
     with session_scope() as session:
         dataset_ids = list(session.scalars(select(Dataset.id).order_by(Dataset.created_at)))
     for dataset_id in dataset_ids:

@@ -224,9 +224,16 @@ def test_scheduler_picks_datasets(
         """This test's datasets in one scheduler pass (the store holds other tests' too)."""
         return {k: [d for d in v if d in mine] for k, v in schedule_once().items()}
 
-    assert scheduled() == {"vacuum": [], "expire": [history], "materialize": [], "failed": []}
+    nothing: dict[str, list[str]] = {
+        "vacuum": [],
+        "compact": [],
+        "expire": [],
+        "materialize": [],
+        "failed": [],
+    }
+    assert scheduled() == {**nothing, "expire": [history]}
     # one expire job per dataset: the queued one is left alone
-    assert scheduled() == {"vacuum": [], "expire": [], "materialize": [], "failed": []}
+    assert scheduled() == nothing
     # a GDPR tombstone must be evicted within 30 days: closer than the lead time
     monkeypatch.setattr(settings, "auto_vacuum_evict_lead_seconds", 31 * 24 * 3600)
     assert scheduled()["vacuum"] == [gdpr]
@@ -242,6 +249,38 @@ def test_scheduler_picks_datasets(
         session.execute(update(Job).where(Job.id.in_(others)).values(state=JobState.FAILED))
     run_jobs()
     assert len(snapshot_ids(client, history)) == 1
+
+
+def test_scheduler_compacts_a_partition_of_small_files(
+    client: TestClient, run_jobs: RunJobs, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Small batches (a file each) pile up in a partition: the scheduler bin-packs it once it
+    holds `auto_compact_small_files` of them, and the rows stay what they were."""
+    from app.config import get_settings
+    from workers.scheduler import schedule_once
+
+    monkeypatch.setattr(get_settings(), "auto_compact_small_files", 3)
+    did = client.post("/v1/datasets", json={**EVENTS, "name": "smalls"}).json()["id"]
+
+    def compacted() -> bool:
+        return did in schedule_once()["compact"]
+
+    expected = []
+    for n in range(3):
+        assert not compacted()  # fewer small files than the threshold
+        rows = [(30 * n + 3, f"u{n}"), (30 * n + 6, "u9")]  # one day: one partition
+        ingest(client, run_jobs, did, "csv", {"a.csv": csv_rows(rows)})
+        expected += [r[0] for r in rows]
+    before = snapshot_ids(client, did)
+    assert compacted()
+    assert not compacted()  # its job is queued: no second one
+    run_jobs()
+    after = client.get(f"/v1/datasets/{did}/snapshots").json()["items"]
+    operations = [s["icebatch"].get("icebatch.operation") for s in after]
+    assert len(after) == len(before) + 1
+    assert operations.count("compact") == 1
+    assert ids(client, did) == sorted(expected)
+    assert not compacted()  # one file now
 
 
 def parquet_values(folder: Path) -> set[str]:
