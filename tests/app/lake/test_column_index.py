@@ -87,7 +87,10 @@ class ColumnIndexRules(RuleBasedStateMachine):
             "t", uri=f"sqlite:///{folder}/c.db", warehouse=(folder / "wh").as_uri()
         )
         schema = schema_from_specs(
-            [{"name": "id", "type": "long", "required": True}, {"name": "user_id", "type": "string"}]
+            [
+                {"name": "id", "type": "long", "required": True},
+                {"name": "user_id", "type": "string"},
+            ]
         )
         self.table: Table = tables.create_table(catalog, "o.t", schema, [])
         column_index.clear()
@@ -201,7 +204,9 @@ def _fresh_indexes() -> Iterator[None]:
 
 
 def test_the_cache_keeps_to_its_budget(tmp_path: Path) -> None:
-    catalog = SqlCatalog("t", uri=f"sqlite:///{tmp_path}/c.db", warehouse=(tmp_path / "wh").as_uri())
+    catalog = SqlCatalog(
+        "t", uri=f"sqlite:///{tmp_path}/c.db", warehouse=(tmp_path / "wh").as_uri()
+    )
     schema = schema_from_specs([{"name": "user_id", "type": "string"}])
     table = tables.create_table(catalog, "o.t", schema, [])
     for n in range(3):
