@@ -85,7 +85,7 @@ class Settings(BaseSettings):
     auto_expire: bool = True
     # automatic bin-pack compaction of a partition holding this many small files (under 3/4 of
     # `rewrite_target_file_bytes`: replays and small batches, each a file); 0: off
-    auto_compact_small_files: int = Field(default=32, ge=0)
+    auto_compact_small_files: int = Field(default=16, ge=0)
     # tombstones become Iceberg position deletes (every engine hides restated rows) by a job
     # queued after each tombstone commit (app.lake.materialize); off: only Icebatch's readers do
     materialize_deletes: bool = True

@@ -50,23 +50,7 @@ def run_once(
     body: BaseModel | None,
     run: Callable[[], tuple[int, BaseModel]],
 ) -> JSONResponse:
-    """Run `run` (→ status, response model) once per key; replay its response to retries.
-
-    The answer is rendered here, so the request's unit of work ends here too, in the
-    endpoint's thread (`app.db.finish_request`)."""
-    answer = _run_once(session, org, key, request, body, run)
-    finish_request(session)
-    return answer
-
-
-def _run_once(
-    session: Session,
-    org: str,
-    key: str | None,
-    request: Request,
-    body: BaseModel | None,
-    run: Callable[[], tuple[int, BaseModel]],
-) -> JSONResponse:
+    """Run `run` (→ status, response model) once per key; replay its response to retries."""
     if key is None:
         status, response = run()
         return JSONResponse(jsonable_encoder(response, by_alias=True), status_code=status)
@@ -133,8 +117,13 @@ class Idempotency:
     request: Request
 
     def run(self, body: BaseModel | None, run: Callable[[], tuple[int, BaseModel]]) -> JSONResponse:
-        """`run` (→ status, response model) once per key; a retry replays its response."""
-        return run_once(self.session, self.org, self.key, self.request, body, run)
+        """`run` (→ status, response model) once per key; a retry replays its response.
+
+        The answer is rendered here, so the request's unit of work ends here too, in the
+        endpoint's thread (`app.db.finish_request`)."""
+        answer = run_once(self.session, self.org, self.key, self.request, body, run)
+        finish_request(self.session)
+        return answer
 
 
 async def idempotency(

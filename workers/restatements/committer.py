@@ -53,7 +53,7 @@ REQUEST_COUNT = "icebatch.request-count"
 # with every retained snapshot's summary, so a list per snapshot as long as a burst's groups
 # (hundreds of ids) would make each commit pay for the bursts before it; a larger group has
 # its count, and each request its snapshot on its job (`result.snapshot_id`)
-MAX_LISTED_REQUESTS = 32
+MAX_LISTED_REQUESTS = 8
 
 
 def wait_until_committed(ctx: JobContext, restatement_id: str, dataset_id: str) -> None:
