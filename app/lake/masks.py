@@ -50,11 +50,31 @@ def kept_batches(
     offset = 0
     for batch in scan.to_record_batches([FileScanTask(data_file)]):
         size = batch.num_rows
+        pieces = [batch]
         if deleted is not None:
             low, high = np.searchsorted(deleted, [offset, offset + size])
             if high > low:
-                keep = np.ones(size, dtype=bool)
-                keep[deleted[low:high] - offset] = False
-                batch = batch.filter(pa.array(keep))
+                pieces = _without(batch, deleted[low:high] - offset)
         offset += size
-        yield batch.filter(keep_mask(batch, hidden)) if hidden else batch
+        for piece in pieces:
+            yield piece.filter(keep_mask(piece, hidden)) if hidden and piece.num_rows else piece
+
+
+SPARSE = 0.001  # below this share of a batch's rows deleted, it is sliced around them (measured:
+# a 250k-row batch sliced around 250 positions 1.8 ms, filtered 4 ms; around 2,500: 19 ms, 4 ms)
+
+
+def _without(batch: pa.RecordBatch, positions: np.ndarray) -> list[pa.RecordBatch]:
+    """`batch` without the rows at the sorted `positions`: zero-copy slices between them when
+    they are few (a filter copies every column of the batch, for a handful of rows), a filter
+    otherwise."""
+    if len(positions) > SPARSE * batch.num_rows:
+        keep = np.ones(batch.num_rows, dtype=bool)
+        keep[positions] = False
+        kept = batch.filter(pa.array(keep))
+        return [kept] if kept.num_rows else []
+    starts = np.concatenate(([0], positions + 1))
+    ends = np.concatenate((positions, [batch.num_rows]))
+    return [
+        batch.slice(a, b - a) for a, b in zip(starts.tolist(), ends.tolist(), strict=True) if b > a
+    ]
