@@ -57,7 +57,10 @@ def live_files(table: JavaObject, snapshot_id: int, paths: Iterable[str]) -> dic
 
 def live_tasks(table: JavaObject, snapshot_id: int, paths: Iterable[str]) -> dict[str, JavaObject]:
     """The Java FileScanTasks (data file and its delete files) of `paths` among the live files
-    of a snapshot; RewriteConflict when one is not live."""
+    of a snapshot; RewriteConflict when one is not live. A table that does not know the
+    snapshot (Spark's catalog caches Java tables: one may predate it) is refreshed first."""
+    if table.snapshot(snapshot_id) is None:
+        table.refresh()
     wanted, found = set(paths), dict[str, JavaObject]()
     tasks = table.newScan().useSnapshot(snapshot_id).planFiles()
     try:
