@@ -284,16 +284,21 @@ def test_a_committer_runs_an_overdue_materializer_between_its_groups(
     client: TestClient, run_jobs: RunJobs, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A worker whose slots all drain restatements has none for the materializer: the committer
-    runs a materialize job that waited past `materialize_inline_after_seconds` itself, under its
-    lease, between two groups; the job's own message then finds it done."""
+    runs a materialize job it has seen queued for `materialize_inline_after_seconds` itself,
+    under its lease, between two groups; the job's own message then finds it done."""
     from app.config import get_settings
 
     did = client.post("/v1/datasets", json=EVENTS).json()["id"]
     ingest(client, run_jobs, did, "csv", {"a.csv": csv_rows([(i, f"u{i % 2}") for i in range(6)])})
+    side = ingest(client, run_jobs, did, "csv", {"b.csv": csv_rows([(10, "u2"), (11, "u2")])})
 
-    def delete(user: str) -> list[str]:
+    def restate(user: str, batch_id: str | None = None) -> list[str]:
+        """A GDPR delete of `user` and a revert of `batch_id`: two groups (one per kind)."""
         body = {"dataset_ids": [did], "column": "user_id", "values": [user]}
         assert client.post("/v1/privacy/jobs", json=body).status_code == 202
+        if batch_id is not None:
+            reverted = client.post(f"/v1/batches/{batch_id}", params={"action": "REVERT"})
+            assert reverted.status_code == 202, reverted.text
         return run_jobs()
 
     def operations() -> list[str]:
@@ -302,23 +307,56 @@ def test_a_committer_runs_an_overdue_materializer_between_its_groups(
         ordered = sorted(items, key=lambda s: s["sequence_number"])
         return [str(s["icebatch"].get("icebatch.operation", "")) for s in ordered]
 
-    mine = [j for j in materialize_jobs(client) if j["subject_id"] == did]
+    def materialize_of_mine(exclude: set[str]) -> list[dict[str, Any]]:
+        return [
+            j for j in materialize_jobs(client) if j["subject_id"] == did and j["id"] not in exclude
+        ]
+
+    # seen queued after the first group, overdue after the second: run by the committer
     monkeypatch.setattr(get_settings(), "materialize_inline_after_seconds", 1e-6)
-    ran = delete("u0")
-    (inline,) = [j for j in materialize_jobs(client) if j["subject_id"] == did and j not in mine]
+    ran = restate("u0", side["id"])
+    (inline,) = materialize_of_mine(set())
     assert inline["state"] == "succeeded", inline
     assert inline["id"] not in ran  # the committer ran it: its message found it done
-    assert inline["result"]["positions"] == 3  # u0's rows
-    assert operations()[-2:] == ["gdpr", "materialize"]
+    assert inline["result"]["positions"] == 5  # u0's 3 rows and the reverted batch's 2
+    assert operations()[-3:] == ["gdpr", "revert", "materialize"]
     assert ids(client, did) == [1, 3, 5]
 
     # off: the job waits for a slot of its own, as before
     monkeypatch.setattr(get_settings(), "materialize_inline_after_seconds", 0)
-    ran = delete("u1")
-    later = [
-        j for j in materialize_jobs(client) if j["subject_id"] == did and j["id"] != inline["id"]
-    ]
-    later = [j for j in later if j not in mine]
-    assert len(later) == 1
-    assert later[0]["id"] in ran
+    ran = restate("u1")
+    (later,) = materialize_of_mine({inline["id"]})
+    assert later["id"] in ran
     assert ids(client, did) == []
+
+
+def test_a_materializer_commits_through_a_java_table_loaded_before_the_parent_moved(
+    client: TestClient, run_jobs: RunJobs, spark: Any
+) -> None:
+    """Spark's catalog hands out cached Java tables: the materializer's may predate the parent
+    it resolved on (another commit landed since it was loaded, or since its first try met a
+    moved parent); the commit still lands, on that parent."""
+    from app.lake import materialize
+    from app.lake.catalog import get_catalog
+    from workers.materialize.task import commit_resolution
+    from workers.spark import iceberg_java
+
+    dataset = client.post("/v1/datasets", json=EVENTS).json()
+    did, identifier = dataset["id"], dataset["table"].split(".", 1)[1]
+    ingest(client, run_jobs, did, "csv", {"a.csv": csv_rows([(i, f"u{i % 2}") for i in range(6)])})
+    stale = iceberg_java.load_table(spark, identifier)
+    stale.refresh()  # it knows the table as of batch a, and nothing after
+    ingest(client, run_jobs, did, "csv", {"b.csv": csv_rows([(10, "u0"), (11, "u1")])})
+    body = {"dataset_ids": [did], "column": "user_id", "values": ["u0"]}
+    assert client.post("/v1/privacy/jobs", json=body).status_code == 202
+    run_jobs()  # the materializer is off in-process: the tombstones wait for this test
+
+    table = get_catalog().load_table(identifier)
+    resolution = materialize.resolve(table, table.current_snapshot())
+    assert resolution is not None
+    properties = {"icebatch.operation": "materialize", "icebatch.request-id": "test"}
+    committed = commit_resolution(spark, stale, table, resolution, properties)
+    after = get_catalog().load_table(identifier)
+    assert after.current_snapshot().snapshot_id == committed.snapshot_id  # type: ignore[union-attr]
+    assert resolution.positions == 4  # u0's 3 rows of a and 1 of b
+    assert engines(spark, dataset["table"], identifier) == everyone(client, did)
