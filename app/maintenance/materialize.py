@@ -7,12 +7,9 @@ job queued (a commit whose worker died before queueing)."""
 
 from __future__ import annotations
 
-from datetime import timedelta
-
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app import clock
 from app.config import get_settings
 from app.jobs import service as jobs
 from app.jobs.kinds import JobKind
@@ -30,23 +27,6 @@ def queued(session: Session, dataset_id: str) -> Job | None:
         )
         .limit(1)
     )
-
-
-def overdue(session: Session, dataset_id: str, seconds: float) -> str | None:
-    """The dataset's materialize job that has been queued for more than `seconds` (the
-    database's clock), if any."""
-    since = clock.db_now(session) - timedelta(seconds=seconds)
-    found: str | None = session.scalar(
-        select(Job.id)
-        .where(
-            Job.subject_id == dataset_id,
-            Job.kind == JobKind.MATERIALIZE.value,
-            Job.state == JobState.QUEUED,
-            Job.created_at < since,
-        )
-        .limit(1)
-    )
-    return found
 
 
 def request(session: Session, dataset: Dataset) -> Job | None:

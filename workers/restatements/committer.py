@@ -120,15 +120,31 @@ def drain(dataset_id: str, token: int) -> None:
     log.info("dataset %s: handing the commit lease to a waiting maintenance job", dataset_id)
 
 
+# per dataset, the materialize job this process last found queued and when it first did (its
+# own monotonic clock: a job's created_at is its creator's clock, which may be skewed)
+_queued_since: dict[str, tuple[str, float]] = {}
+
+
 def _materialize_overdue(dataset_id: str, token: int) -> bool:
-    """Run the dataset's overdue materialize job under `token`; whether one ran."""
+    """Run the dataset's materialize job under `token` when this process has seen it queued for
+    `materialize_inline_after_seconds`; whether one ran."""
     after = get_settings().materialize_inline_after_seconds
     if after <= 0:
         return False
     with session_scope() as session:
-        job_id = materializer.overdue(session, dataset_id, after)
+        job = materializer.queued(session, dataset_id)
+        job_id = job.id if job is not None else None
     if job_id is None:
+        _queued_since.pop(dataset_id, None)
         return False
+    now = time.monotonic()
+    seen, since = _queued_since.get(dataset_id, (None, now))
+    if seen != job_id:
+        _queued_since[dataset_id] = (job_id, now)
+        since = now
+    if now - since < after:
+        return False
+    _queued_since.pop(dataset_id, None)
     log.info(
         "dataset %s: materialize job %s overdue, running it between groups", dataset_id, job_id
     )
@@ -255,11 +271,10 @@ def commit_group(table: Table, dataset_id: str, token: int, commit_id: str) -> S
     committed = time.monotonic()
     _record(table, ids, snapshot)
     log.info(
-        "group %s committed as snapshot %s for %d requests%s (commit %.3fs, record %.3fs)",
+        "group %s committed as snapshot %s for requests %s (commit %.3fs, record %.3fs)",
         commit_id,
         snapshot.snapshot_id,
-        len(members),
-        f" {properties[snapshots.REQUEST_IDS]}" if snapshots.REQUEST_IDS in properties else "",
+        properties.get(snapshots.REQUEST_IDS) or f"({len(members)}, not listed)",
         committed - began,
         time.monotonic() - committed,
     )
