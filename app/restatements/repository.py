@@ -6,6 +6,7 @@ from typing import Any
 from sqlalchemy import Row, bindparam, exists, select
 from sqlalchemy.orm import Session
 
+from app.chunks import in_chunks
 from app.errors import NotFound
 from app.models import (
     Dataset,
@@ -94,8 +95,11 @@ def gdpr_in_force(session: Session, dataset_id: str) -> list[Row[Any]]:
 
 def ids_of(session: Session, restatement_ids: Collection[str]) -> dict[str, list[str]]:
     """The tombstoned values of each restatement."""
-    query = select(Restatement.id, Restatement.ids).where(Restatement.id.in_(restatement_ids))
-    return {row.id: list(row.ids) for row in session.execute(query)}
+    found: dict[str, list[str]] = {}
+    for part in in_chunks(restatement_ids):
+        query = select(Restatement.id, Restatement.ids).where(Restatement.id.in_(part))
+        found.update((row.id, list(row.ids)) for row in session.execute(query))
+    return found
 
 
 def dataset_by_table(session: Session, table_identifier: str) -> Dataset | None:

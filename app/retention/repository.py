@@ -6,6 +6,7 @@ from datetime import datetime
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from app.chunks import in_chunks
 from app.models import (
     Consumer,
     ExpiredSnapshot,
@@ -69,8 +70,11 @@ def restated_batch_ids(session: Session, dataset_id: str, states: Collection[str
 
 
 def restatements(session: Session, restatement_ids: Collection[str]) -> list[Restatement]:
-    query = select(Restatement).where(Restatement.id.in_(restatement_ids))
-    return list(session.scalars(query).all())
+    return [
+        row
+        for part in in_chunks(restatement_ids)
+        for row in session.scalars(select(Restatement).where(Restatement.id.in_(part)))
+    ]
 
 
 def privacy_job(session: Session, privacy_job_id: str) -> PrivacyJob | None:

@@ -8,6 +8,7 @@ import pyarrow.compute as pc
 from sqlalchemy import select
 
 from app import clock
+from app.chunks import in_chunks
 from app.db import session_scope
 from app.lake import tombstones
 from app.lake.catalog import get_catalog
@@ -28,14 +29,18 @@ def record(
     remaining = set(pc.unique(still["request_id"]).to_pylist()) if still.num_rows else set()
     now = clock.now()
     with session_scope() as session:
-        rows = session.scalars(
-            select(Restatement).where(
-                Restatement.dataset_id == dataset_id,
-                Restatement.kind == RestatementKind.GDPR,
-                Restatement.state == RestatementState.COMMITTED,
-                Restatement.request_id.in_(requests),
+        rows = [
+            row
+            for part in in_chunks(requests)
+            for row in session.scalars(
+                select(Restatement).where(
+                    Restatement.dataset_id == dataset_id,
+                    Restatement.kind == RestatementKind.GDPR,
+                    Restatement.state == RestatementState.COMMITTED,
+                    Restatement.request_id.in_(part),
+                )
             )
-        ).all()
+        ]
         for row in rows:
             ids = list(row.purge_snapshot_ids or [])
             if snapshot_id in ids:
