@@ -136,10 +136,11 @@ def run(args: argparse.Namespace, work: Path, command: str) -> bool:
             levels = climb(args, svc, lake, workload, work)
         finally:
             lake.spark.stop()
+    mix = "/".join(f"{share:g}" for share in args.mix)
     meta = {
         "command": command,
         "title": f"bench.scale: {args.rows:,} rows, {levels[-1]['restatements']:,} restatements "
-        f"(mix {args.mix}), bursts of {args.burst} at {args.rate:g}/s",
+        f"(mix {mix}), bursts of {args.burst} at {args.rate:g}/s",
         "args": {k: str(v) for k, v in vars(args).items()},
         "ingest_seconds": svc.ingest_seconds,
         "total_seconds": time.perf_counter() - BEGAN,
