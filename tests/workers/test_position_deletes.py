@@ -333,9 +333,9 @@ def test_a_committer_runs_an_overdue_materializer_between_its_groups(
 def test_a_materializer_commits_through_a_java_table_loaded_before_the_parent_moved(
     client: TestClient, run_jobs: RunJobs, spark: Any
 ) -> None:
-    """Spark's catalog hands out cached Java tables: the materializer's may predate the parent
-    it resolved on (another commit landed since it was loaded, or since its first try met a
-    moved parent); the commit still lands, on that parent."""
+    """A materializer loads its Java table once for all its attempts: after a moved parent, it
+    plans on a parent the table was loaded before (another commit landed since); the commit
+    still lands, on that parent."""
     from app.lake import materialize
     from app.lake.catalog import get_catalog
     from workers.materialize.task import commit_resolution

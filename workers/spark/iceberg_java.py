@@ -58,7 +58,8 @@ def live_files(table: JavaObject, snapshot_id: int, paths: Iterable[str]) -> dic
 def live_tasks(table: JavaObject, snapshot_id: int, paths: Iterable[str]) -> dict[str, JavaObject]:
     """The Java FileScanTasks (data file and its delete files) of `paths` among the live files
     of a snapshot; RewriteConflict when one is not live. A table that does not know the
-    snapshot (Spark's catalog caches Java tables: one may predate it) is refreshed first."""
+    snapshot (loaded before it was committed: a materializer loads its Java table once for all
+    its attempts, and one that met a moved parent retries on the new one) is refreshed first."""
     if table.snapshot(snapshot_id) is None:
         table.refresh()
     wanted, found = set(paths), dict[str, JavaObject]()
