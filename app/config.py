@@ -45,6 +45,9 @@ class Settings(BaseSettings):
     spark_executor_python: str = ""
     spark_shuffle_partitions: int = Field(default=8, ge=1)
     spark_conf: dict[str, str] = Field(default_factory=dict)
+    # more JVM options for the driver and a cluster's executors (e.g. the tests' JIT and GC
+    # choices for short-lived JVMs: docs/testing.md)
+    spark_java_options: str = ""
     # more jars for every session (comma-separated paths or URLs: an object store's FileIO,
     # docs/object-storage.md), shipped to executors with Icebatch's own through `spark.jars`
     spark_extra_jars: str = ""

@@ -92,7 +92,12 @@ start_worker() {
 kill_worker() {
   local i=$1
   if netns; then  # the whole host: the worker and every executor it started
-    ip netns pids "$NAME-w$i" | xargs -r kill -9
+    # (a process may exit between the listing and its kill: list again until none is left)
+    for _ in 1 2 3 4 5; do
+      [ -z "$(ip netns pids "$NAME-w$i")" ] && break
+      ip netns pids "$NAME-w$i" | xargs -r kill -9 2>/dev/null || true
+      sleep 0.2
+    done
   elif [ -f "$DIR/worker-$i/pid" ]; then
     pkill -9 -f -- "--work-dir $DIR/worker-$i/work" || true  # its executors
     kill -9 "$(cat "$DIR/worker-$i/pid")" 2>/dev/null || true

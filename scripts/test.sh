@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # The test command of README and CI: starts PostgreSQL and Redis if they are not running,
-# then runs the whole suite (Spark and end-to-end tests included).
+# then runs the whole suite (Spark and end-to-end tests included) on ICEBATCH_TEST_WORKERS
+# pytest-xdist workers (default 4: most of an end-to-end test is waiting on processes; the
+# tests are split among them by their recorded cost, tests/fixtures/schedule.py). 0 runs them
+# in this one process.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -18,4 +21,9 @@ if ! redis-cli -h 127.0.0.1 -p 6379 ping >/dev/null 2>&1; then
   for _ in $(seq 1 30); do redis-cli -h 127.0.0.1 -p 6379 ping >/dev/null 2>&1 && break; sleep 1; done
 fi
 
-exec .venv/bin/python -m pytest -q -p no:cacheprovider "$@"
+workers="${ICEBATCH_TEST_WORKERS:-4}"
+parallel=()
+if [ "$workers" != "0" ]; then
+  parallel=(-n "$workers" --dist worksteal)
+fi
+exec .venv/bin/python -m pytest -q -p no:cacheprovider "${parallel[@]}" "$@"

@@ -1,6 +1,7 @@
 """Registers the fixtures of tests/fixtures/ for every test (no test module imports another)."""
 
 pytest_plugins = [
+    "tests.fixtures.schedule",
     "tests.fixtures.environments",
     "tests.fixtures.clients",
     "tests.fixtures.spark",

@@ -80,6 +80,8 @@ def cluster_conf(settings: Settings) -> dict[str, str]:
         conf["spark.cores.max"] = str(settings.spark_cores_max)
     if settings.spark_driver_host:
         conf["spark.driver.host"] = settings.spark_driver_host
+    if settings.spark_java_options:
+        conf["spark.executor.extraJavaOptions"] = settings.spark_java_options
     return conf
 
 
@@ -111,7 +113,8 @@ def build_session(settings: Settings) -> SparkSession:
         .config("spark.ui.showConsoleProgress", "false")
         .config(
             "spark.driver.extraJavaOptions",
-            f"-Dderby.system.home=/tmp -Dlog4j2.configurationFile={LOG4J2_CONFIG.as_uri()}",
+            f"-Dderby.system.home=/tmp -Dlog4j2.configurationFile={LOG4J2_CONFIG.as_uri()} "
+            + settings.spark_java_options,
         )
     )
     extra = cluster_conf(settings) if on_cluster(settings) else {}

@@ -36,6 +36,7 @@ from hypothesis.stateful import (
 
 from tests.fixtures.batches import ingest, replay, rows
 from tests.fixtures.datasets import EVENTS
+from tests.fixtures.profile import budget
 from tests.fixtures.spark import RunJobs
 from tests.fixtures.state_machines import USERS, Rows, allocate, to_csv
 
@@ -345,13 +346,7 @@ def machine(client: TestClient, run_jobs: RunJobs) -> type[RuleBasedStateMachine
 def test_replica_of_increments_equals_full_read(client: TestClient, run_jobs: RunJobs) -> None:
     run_state_machine_as_test(
         machine(client, run_jobs),
-        settings=settings(
-            max_examples=10,
-            stateful_step_count=15,
-            deadline=None,
-            suppress_health_check=list(HealthCheck),
-            database=None,
-        ),
+        settings=settings(budget(10, 15), suppress_health_check=list(HealthCheck), database=None),
     )
 
 

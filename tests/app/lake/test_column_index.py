@@ -23,6 +23,7 @@ from app.config import get_settings
 from app.lake import column_index, commit, position_deletes, tables, visible
 from app.lake.tombstones import NewTombstone
 from app.lake.types import BATCH_COLUMN, schema_from_specs
+from tests.fixtures.profile import budget
 
 # small alphabets so that values repeat across rows and ids; NUL, non-ASCII and the empty
 # string are the corners of the fixed-width representation
@@ -35,7 +36,7 @@ def model_positions(values: list[Any], ids: list[Any]) -> list[int]:
     return [p for p, v in enumerate(values) if v is not None and v in wanted]
 
 
-@settings(max_examples=300, deadline=None)
+@budget(300)
 @given(data=st.data(), strings=st.booleans())
 def test_lookup_finds_exactly_the_rows_holding_an_id(data: st.DataObject, strings: bool) -> None:
     element = TEXT if strings else INTS
@@ -188,10 +189,7 @@ class indexes_off:
 
 
 ColumnIndexRules.TestCase.settings = settings(
-    max_examples=25,
-    stateful_step_count=12,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow],
+    budget(25, 12), suppress_health_check=[HealthCheck.too_slow]
 )
 TestColumnIndexRules = ColumnIndexRules.TestCase
 

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from app.lake import masks
 from app.lake.masks import _without
+from tests.fixtures.profile import budget
 
 
-@settings(max_examples=300, deadline=None)
+@budget(300)
 @given(data=st.data(), size=st.integers(min_value=0, max_value=400), sliced=st.booleans())
 def test_a_batch_without_positions_keeps_every_other_row_in_order(
     data: st.DataObject, size: int, sliced: bool

@@ -8,11 +8,12 @@ import uuid
 from collections.abc import Iterator
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from app.limits.buckets import Buckets, LocalBuckets, RatePolicy, RedisBuckets, gcra
 from tests.fixtures.environments import STORES, Environment
+from tests.fixtures.profile import budget
 
 EPS = 1e-9
 
@@ -39,7 +40,7 @@ class TokenBucket:
         return admitted, wait, left, (self.burst - self.tokens) / self.rate
 
 
-@settings(max_examples=200, deadline=None)
+@budget(200)
 @given(
     rate=st.sampled_from([0.5, 1.0, 2.0, 4.0, 8.0, 100.0]),
     burst=st.integers(min_value=1, max_value=12),

@@ -29,6 +29,7 @@ from hypothesis.stateful import (
 
 from tests.fixtures.cdc_model import Model, model_merge
 from tests.fixtures.clients import ClientFactory
+from tests.fixtures.profile import budget
 from tests.fixtures.spark import RunJobs
 
 pytestmark = pytest.mark.spark
@@ -250,12 +251,6 @@ def test_replication_follows_the_model(
 ) -> None:
     run_state_machine_as_test(
         machine(client_for, run_jobs, spark),
-        settings=settings(
-            max_examples=12,
-            stateful_step_count=15,
-            deadline=None,
-            suppress_health_check=list(HealthCheck),
-            database=None,
-        ),
+        settings=settings(budget(12, 15), suppress_health_check=list(HealthCheck), database=None),
     )
     assert sum(1 for n in CHECKED if n) >= 3, CHECKED

@@ -35,6 +35,7 @@ from hypothesis.stateful import (
 
 from tests.fixtures.batches import ids, ingest, replay
 from tests.fixtures.datasets import EVENTS
+from tests.fixtures.profile import budget
 from tests.fixtures.spark import RunJobs
 from tests.fixtures.state_machines import USERS, Rows, allocate, to_csv
 
@@ -210,11 +211,5 @@ def machine(client: TestClient, run_jobs: RunJobs, spark: Any) -> type[RuleBased
 def test_restatements_follow_the_model(client: TestClient, run_jobs: RunJobs, spark: Any) -> None:
     run_state_machine_as_test(
         machine(client, run_jobs, spark),
-        settings=settings(
-            max_examples=6,
-            stateful_step_count=8,
-            deadline=None,
-            suppress_health_check=list(HealthCheck),
-            database=None,
-        ),
+        settings=settings(budget(6, 8), suppress_health_check=list(HealthCheck), database=None),
     )

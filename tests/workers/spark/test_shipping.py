@@ -61,6 +61,7 @@ def test_cluster_settings_reach_the_session_only_on_a_cluster() -> None:
         spark_executor_memory="2g",
         spark_executor_cores=2,
         spark_cores_max=4,
+        spark_java_options="-XX:+UseSerialGC",
     )
     assert on_cluster(cluster)
     assert cluster_conf(cluster) == {
@@ -68,5 +69,6 @@ def test_cluster_settings_reach_the_session_only_on_a_cluster() -> None:
         "spark.executor.cores": "2",
         "spark.cores.max": "4",
         "spark.driver.host": "10.0.0.2",
+        "spark.executor.extraJavaOptions": "-XX:+UseSerialGC",
     }
     assert "spark.cores.max" not in cluster_conf(Settings(spark_master="yarn"))

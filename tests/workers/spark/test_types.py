@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from pyspark.sql import types as T
 
 from app.lake.types import BATCH_COLUMN, PRIMITIVES, field_to_spec, schema_from_specs
+from tests.fixtures.profile import budget
 from workers.spark.types import spark_schema, spark_type
 
 names = st.from_regex(r"[a-z][a-z0-9_]{0,8}", fullmatch=True)
@@ -103,7 +104,7 @@ def expected_spark(spec: dict[str, Any], lenient: bool) -> T.DataType:
     return SPARK[name]
 
 
-@settings(max_examples=150, deadline=None)
+@budget(150)
 @given(schemas)
 def test_specs_round_trip_through_iceberg_and_spark(fields: list[tuple[str, Any, bool]]) -> None:
     specs = [{"name": n, **t, "required": r} for n, t, r in fields]
