@@ -17,7 +17,7 @@ import re
 import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any
 
 from fastapi import Depends, Request
@@ -28,6 +28,7 @@ from sqlalchemy.orm import Session
 
 from app.db import get_engine, session_scope
 from app.errors import Forbidden, InvalidInput, Unauthorized
+from app.keys import tokens
 from app.limits import rate
 from app.models import ApiKey, Scope
 from app.models.base import utcnow
@@ -129,17 +130,48 @@ def find_key(key: str) -> StoredKey | None:
     return StoredKey(row.id, row.org, row.scope, row.revoked_at, row.expires_at, row.last_used_at)
 
 
+def find_key_by_id(key_id: str) -> tuple[StoredKey, str] | None:
+    """The stored key whose id is `key_id` and its secret's hash (what signs the catalog's
+    OAuth tokens, `app.catalog.tokens`), or None."""
+    query = select(*_BY_PREFIX.selected_columns).where(ApiKey.id == key_id)
+    with get_engine().execution_options(isolation_level="AUTOCOMMIT").connect() as conn:
+        row = conn.execute(query).first()
+    if row is None:
+        return None
+    stored = StoredKey(row.id, row.org, row.scope, row.revoked_at, row.expires_at, row.last_used_at)
+    return stored, row.secret_hash
+
+
+def touch(row: StoredKey, now: datetime) -> None:
+    """Record the key's use, at most once per LAST_USED_RESOLUTION."""
+    if row.last_used_at is None or now - row.last_used_at >= LAST_USED_RESOLUTION:
+        _used(row.id, now)
+
+
 def _used(key_id: str, now: datetime) -> None:
     with session_scope() as session:
         session.execute(update(ApiKey).where(ApiKey.id == key_id).values(last_used_at=now))
 
 
-def _rejection(row: StoredKey, now: datetime) -> str | None:
+def rejection(row: StoredKey, now: datetime) -> str | None:
+    """Why a found key may not be used now (revoked, expired), or None."""
     if row.revoked_at is not None:
         return f"this API key was revoked at {row.revoked_at.isoformat()}"
     if row.expires_at is not None and row.expires_at <= now:
         return f"this API key expired at {row.expires_at.isoformat()}"
     return None
+
+
+def _token_key(token: tokens.Token, now: datetime) -> StoredKey:
+    """The key an OAuth token (`app.keys.tokens`) stands for; Unauthorized when the token is
+    forged or expired (the key's own revocation and expiry are checked as for a key)."""
+    found = find_key_by_id(token.key_id)
+    if found is None or not token.signed_by(found[1]):
+        raise Unauthorized("this token is unknown")
+    if token.expired(now):
+        at = datetime.fromtimestamp(token.expires, UTC).isoformat()
+        raise Unauthorized(f"this token expired at {at}: ask /iceberg/v1/oauth/tokens for another")
+    return found[0]
 
 
 def authenticate(
@@ -163,18 +195,17 @@ def authenticate(
             "send 'Authorization: Bearer <api key>' (create one: icebatch keys create)"
         )
     now = utcnow()
-    row = find_key(key)
+    token = tokens.parse(key)
+    row = find_key(key) if token is None else _token_key(token, now)
     if row is None:
         raise Unauthorized("this API key is unknown")
     request.state.key_owner = (row.org, row.id)  # for the audit trail, even when denied
-    rejection = _rejection(row, now)
-    if rejection is None and (
-        row.last_used_at is None or now - row.last_used_at >= LAST_USED_RESOLUTION
-    ):
-        _used(row.id, now)
+    refused = rejection(row, now)
+    if refused is None:
+        touch(row, now)
     principal = Principal(org=row.org, key_id=row.id, scope=Scope(row.scope))
-    if rejection is not None:
-        raise Unauthorized(rejection)
+    if refused is not None:
+        raise Unauthorized(refused)
     request.state.principal = principal
     rate.admit(request, principal.org)
     return principal

@@ -96,6 +96,8 @@ class Settings(BaseSettings):
     # its job has waited this long (a worker draining a flood of restatements has no slot for
     # it; see workers/restatements/committer.drain); 0: never
     materialize_inline_after_seconds: float = Field(default=10.0, ge=0)
+    # the lifetime of a token from the Iceberg REST catalog's /iceberg/v1/oauth/tokens
+    catalog_token_seconds: int = Field(default=3600, ge=60)
     # a worker's in-memory indexes of tombstoned columns, per data file (app.lake.column_index):
     # the committer's rows-hidden counts and the materializer look ids up instead of reading
     # every file whose bounds may hold them; 0: off

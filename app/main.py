@@ -16,6 +16,7 @@ from app import health
 from app.audit.endpoints import router as audit_router
 from app.audit.middleware import AuditMiddleware
 from app.batches.endpoints import router as batches_router
+from app.catalog.endpoints import create_catalog_app
 from app.cdc.endpoints import router as cdc_router
 from app.changes.endpoints import router as changes_router
 from app.config import get_settings
@@ -138,6 +139,7 @@ def create_app() -> FastAPI:
         app.include_router(router)
     app.include_router(ui.router)
     app.mount("/ui/static", StaticFiles(directory=ui.STATIC), name="ui-static")
+    app.mount("/iceberg", create_catalog_app(), name="iceberg")
     _summaries_from_docstrings(app)
 
     def openapi() -> dict[str, Any]:

@@ -9,4 +9,5 @@ pytest_plugins = [
     "tests.fixtures.cluster",
     "tests.fixtures.markers",
     "tests.fixtures.private_servers",
+    "tests.fixtures.catalog",
 ]

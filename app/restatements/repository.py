@@ -3,7 +3,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Sequence
 from typing import Any
 
-from sqlalchemy import Row, bindparam, exists, select
+from sqlalchemy import Row, bindparam, exists, func, select
 from sqlalchemy.orm import Session
 
 from app.chunks import in_chunks
@@ -91,6 +91,18 @@ def gdpr_in_force(session: Session, dataset_id: str) -> list[Row[Any]]:
         Restatement.erased_at.is_(None),
     )
     return list(session.execute(query.order_by(Restatement.id)).all())
+
+
+def gdpr_in_force_through(session: Session, dataset_id: str) -> int:
+    """The highest sequence number among `gdpr_in_force` (0: none), in one aggregate: what the
+    catalog's served history depends on (`app.catalog.served`)."""
+    query = select(func.max(Restatement.sequence_number)).where(
+        Restatement.dataset_id == dataset_id,
+        Restatement.kind == RestatementKind.GDPR,
+        Restatement.state == RestatementState.COMMITTED,
+        Restatement.erased_at.is_(None),
+    )
+    return int(session.scalar(query) or 0)
 
 
 def ids_of(session: Session, restatement_ids: Collection[str]) -> dict[str, list[str]]:
