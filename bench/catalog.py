@@ -132,7 +132,7 @@ def main() -> None:
         from pyiceberg.catalog.rest import RestCatalog
 
         key = str(client.headers["Authorization"]).removeprefix("Bearer ")
-        rest = RestCatalog("bench", uri=f"{client.base_url}iceberg", token=key)
+        rest = RestCatalog("bench", uri=f"{str(client.base_url).rstrip('/')}/iceberg", token=key)
         direct = embedded.load_table(svc.home, f"x.{org}.events")
         jdbc = direct.catalog
         tag = client.get(path).headers["ETag"]
