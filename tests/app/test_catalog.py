@@ -28,6 +28,7 @@ from pyiceberg.exceptions import (
 from pyiceberg.io.pyarrow import schema_to_pyarrow
 from pyiceberg.table import Table
 
+from app.lake.cdc import STAGING
 from tests.fixtures.catalog import CatalogFor, key_of
 from tests.fixtures.clients import ClientFactory
 from tests.fixtures.datasets import EVENTS
@@ -148,6 +149,8 @@ def test_a_key_sees_its_own_org_only(client_for: ClientFactory, catalog_for: Cat
     assert not catalog.namespace_exists(theirs)
     with pytest.raises(NoSuchTableError):
         catalog.load_table(f"{org}.nothing")
+    with pytest.raises(NoSuchTableError):  # every tenant's CDC events: never served
+        catalog.load_table(STAGING)
     # raw: the spec's error model, and existence does not leak (same answer as a missing table)
     for path in (f"{theirs}/tables/events", f"{org}/tables/nothing"):
         answer = acme.get(f"/iceberg/v1/namespaces/{path}")
