@@ -18,6 +18,7 @@ import math
 import threading
 import time
 from dataclasses import dataclass
+from typing import Any
 
 from fastapi import Request
 from prometheus_client import Counter
@@ -179,10 +180,18 @@ async def _hold(refused: _Refused) -> None:
 async def _send_refusal(scope: Scope, send: Send, refused: _Refused) -> None:
     now = time.monotonic()
     error = _refusal(refused.org, refused.policy, refused.until - now, refused.full_at - now)
-    body = json.dumps(error.problem(scope.get("path"))).encode()
+    path = str(scope.get("path", ""))
+    if path.startswith("/iceberg/"):  # the Iceberg REST catalog's error model (app/catalog)
+        document: dict[str, Any] = {
+            "error": {"message": error.detail, "type": "TooManyRequestsException", "code": 429}
+        }
+        content_type = b"application/json"
+    else:
+        document, content_type = error.problem(path), b"application/problem+json"
+    body = json.dumps(document).encode()
     REJECTIONS.labels("request_rate").inc()
     headers = [
-        (b"content-type", b"application/problem+json"),
+        (b"content-type", content_type),
         (b"content-length", str(len(body)).encode()),
         *((k.lower().encode(), v.encode()) for k, v in (error.headers or {}).items()),
     ]

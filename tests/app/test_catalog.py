@@ -10,6 +10,7 @@ DuckDB: tests/e2e/test_catalog_e2e.py.
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -384,3 +385,26 @@ def test_duckdb_reads_the_served_snapshot_not_the_newest_file(
     other = duckdb_for(key_of(client_for()))
     with pytest.raises(duckdb.Error):
         other.execute(query).fetchall()
+
+
+def test_fair_use_applies_in_the_catalogs_error_model(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Over its org's rate a key is refused 429 in the catalog's model: first by the bucket
+    (in `authenticate`), then by the middleware that remembers the refused key."""
+    from app.config import get_settings
+
+    limits = {client.org: {"rate_limit_per_second": 0.5, "rate_limit_burst": 2}}  # type: ignore[attr-defined]
+    monkeypatch.setenv("ICEBATCH_ORG_LIMITS", json.dumps(limits))
+    get_settings.cache_clear()
+    try:
+        answers = [client.get("/iceberg/v1/namespaces") for _ in range(4)]
+    finally:
+        monkeypatch.delenv("ICEBATCH_ORG_LIMITS")
+        get_settings.cache_clear()
+    assert [a.status_code for a in answers] == [200, 200, 429, 429]
+    for refused in answers[2:]:
+        error = refused.json()["error"]
+        assert (error["type"], error["code"]) == ("TooManyRequestsException", 429)
+        assert "requests a second" in error["message"]
+        assert int(refused.headers["Retry-After"]) >= 1
