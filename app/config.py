@@ -98,6 +98,9 @@ class Settings(BaseSettings):
     materialize_inline_after_seconds: float = Field(default=10.0, ge=0)
     # the lifetime of a token from the Iceberg REST catalog's /iceberg/v1/oauth/tokens
     catalog_token_seconds: int = Field(default=3600, ge=60)
+    # a batch still `loading` this long after it was opened (no file, or no COMPLETE) is stuck:
+    # the UI and `icebatch doctor` flag it, and the scheduler aborts it
+    batch_loading_ttl_seconds: float = Field(default=24 * 3600, gt=0)
     # a worker's in-memory indexes of tombstoned columns, per data file (app.lake.column_index):
     # the committer's rows-hidden counts and the materializer look ids up instead of reading
     # every file whose bounds may hold them; 0: off
