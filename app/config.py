@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
 from typing import Literal
@@ -21,12 +23,24 @@ class OrgLimits(BaseModel):
     max_inflight_jobs: int | None = Field(default=None, ge=0)
 
 
+def default_home(environ: Mapping[str, str]) -> Path:
+    """Embedded mode's state folder when `ICEBATCH_HOME` is not set: one per user, wherever a
+    command runs (`$XDG_DATA_HOME/icebatch`, else `~/.local/share/icebatch`), so `icebatch keys
+    create` in another folder than `icebatch up` finds the same store."""
+    data_home = environ.get("XDG_DATA_HOME", "")
+    base = Path(data_home) if data_home and Path(data_home).is_absolute() else None
+    return (base or Path.home() / ".local" / "share") / "icebatch"
+
+
 class Settings(BaseSettings):
     """Icebatch configuration, read from `ICEBATCH_*` environment variables."""
 
     model_config = SettingsConfigDict(env_prefix="ICEBATCH_", extra="ignore")
 
-    home: Path = Field(default=Path(".icebatch"), description="State folder of embedded mode.")
+    home: Path = Field(
+        default_factory=lambda: default_home(os.environ),
+        description="State folder of embedded mode: one per user wherever the command runs.",
+    )
     database_url: str = Field(default="", description="SQLAlchemy URL of the metadata store.")
     broker_url: str = Field(default="", description="Celery broker URL.")
     warehouse: str = Field(default="", description="Iceberg warehouse location (URI).")

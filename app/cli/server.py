@@ -8,11 +8,13 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 from typing import Annotated
 
 import typer
 from alembic import command
 from alembic.config import Config
+from sqlalchemy.engine import make_url
 
 from app.cli.base import cli
 from app.config import PROJECT_ROOT, get_settings
@@ -36,7 +38,16 @@ def migrate() -> None:
     """Bring the metadata store to the newest schema and create the Iceberg catalog tables."""
     from app.lake.catalog import get_catalog
 
+    settings = get_settings()
+    database = make_url(settings.database_url).database if settings.is_sqlite else None
+    new_store = database is not None and not Path(database).exists()
     command.upgrade(alembic_config(), "head")
+    if new_store:
+        # said once, where the store is born: a second store by mistake is seen at once
+        typer.echo(
+            f"created a new embedded store in {settings.home} (ICEBATCH_HOME to choose another)",
+            err=True,
+        )
     get_catalog()  # PyIceberg's SqlCatalog creates iceberg_tables & co. if they are missing
 
 
