@@ -18,6 +18,7 @@ from app.cli import (  # noqa: F401
     server,
 )
 from app.cli.base import cli
+from app.cli.errors import guarded
 from app.cli.server import alembic_config, migrate
 
 cli.add_typer(keys.keys, name="keys")
@@ -31,5 +32,6 @@ __all__ = ["alembic_config", "cli", "main", "migrate"]
 
 
 def main() -> None:
-    """The `icebatch` console script."""
-    cli()
+    """The `icebatch` console script: an error is one line and an exit code, never a
+    traceback (app/cli/errors.py)."""
+    guarded(cli)

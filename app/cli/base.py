@@ -12,11 +12,13 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from app.logs import configure_logging
-
 if TYPE_CHECKING:
     from icebatch_client import Icebatch
 
+# the commands that talk to the API through the SDK only
+CLIENT_COMMANDS = frozenset(
+    {"datasets", "batches", "privacy", "jobs", "cdc", "changes", "vacuum", "compact", "login"}
+)
 cli = typer.Typer(
     help="Icebatch: a batch control plane for Apache Iceberg.",
     no_args_is_help=True,
@@ -62,6 +64,10 @@ def root(
         ),
     ] = None,
 ) -> None:
-    """Every command logs in the configured format (ICEBATCH_LOG_FORMAT)."""
-    configure_logging()
+    """The server commands log in the configured format (ICEBATCH_LOG_FORMAT); the client
+    commands never import the server stack (structlog, SQLAlchemy, Spark...): they start fast."""
+    if ctx.invoked_subcommand not in CLIENT_COMMANDS:
+        from app.logs import configure_logging
+
+        configure_logging()
     ctx.obj = Connection(url, api_key, profile)

@@ -8,6 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from app.cli.base import Connection
+from app.cli.errors import print_error
 from app.cli.output import (
     AsJson,
     Column,
@@ -71,6 +72,21 @@ def report(batch: Any, as_json: bool, quiet: bool = False) -> None:
         raise typer.Exit(Exit.FAILED)
 
 
+def format_of(path: Path) -> str:
+    """The batch's format from its first file's extension; exits 2 naming --format when the
+    extension does not tell."""
+    from icebatch_client._files import FORMATS  # the SDK's (a light module)
+
+    found = FORMATS.get(path.suffix.lower())
+    if found is None:
+        print_error(
+            f"cannot tell the format of {path.name!r} from its extension: "
+            "pass --format csv, json or parquet"
+        )
+        raise typer.Exit(Exit.INVALID)
+    return found
+
+
 @batches.command("upload")
 def upload(
     ctx: typer.Context,
@@ -98,11 +114,12 @@ def upload(
     Exits 1 when the batch fails, after printing its row-level errors.
     """
     connection: Connection = ctx.obj
+    fmt = format or format_of(files[0])
     with client_errors(as_json, quiet), bars(progress_wanted(progress)) as shown:
         batch = connection.client().upload_batch(
             dataset,
             [str(f) for f in files],
-            format=format,
+            format=fmt,
             replay=replay or None,
             reason=reason,
             wait=not no_wait,

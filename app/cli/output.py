@@ -10,9 +10,9 @@ import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
-from enum import IntEnum
 from typing import Annotated, Any
 
+import click
 import typer
 from rich.console import Console
 from rich.progress import (
@@ -25,6 +25,9 @@ from rich.progress import (
     TransferSpeedColumn,
 )
 from rich.table import Table
+from rich.text import Text
+
+from app.cli.errors import Exit, describe, print_error
 
 # a pipe gets whole lines (ids are never cut): rich would wrap at 80 columns
 stdout = Console(soft_wrap=True, width=None if sys.stdout.isatty() else 250)
@@ -42,17 +45,6 @@ ShowProgress = Annotated[
         show_default=False,
     ),
 ]
-
-
-class Exit(IntEnum):
-    """The client commands' exit codes."""
-
-    OK = 0
-    FAILED = 1  # the batch or job ended failed
-    INVALID = 2  # usage, or the API refused the input (400, 409, 410, 413, 422)
-    NOT_FOUND = 3
-    DENIED = 4  # 401, 403
-    UNAVAILABLE = 5  # unreachable, 429/503 after retries, or a server error
 
 
 def plain(value: Any) -> Any:
@@ -94,13 +86,18 @@ def cell(value: Any) -> str:
     return text
 
 
+def exact(value: Any) -> str:
+    """A value as it was sent ('-' for none): no reformatting (row errors show the bad value)."""
+    return "-" if value is None else str(value)
+
+
 def print_table(rows: Sequence[dict[str, Any]], columns: Sequence[Column], title: str = "") -> None:
-    """Rows as a table on stdout."""
+    """Rows as a table on stdout (cells as text: a '[' in a value is never markup)."""
     table = Table(
         *[name for name, _ in columns], title=title or None, box=None, title_justify="left"
     )
     for row in rows:
-        table.add_row(*[cell(get(row)) for _, get in columns])
+        table.add_row(*[Text(cell(get(row))) for _, get in columns])
     stdout.print(table)
 
 
@@ -176,24 +173,35 @@ class Bars:
         self.progress.update(self._uploads[name], completed=sent, total=total)
 
     def on_progress(self, thing: Any) -> None:
-        """The SDK's wait callback: a batch or job as it is now."""
+        """The SDK's wait callback: a batch, job or privacy job as it is now."""
         if not self.enabled:
             return
-        data = plain(thing)
-        state = data.get("stage") or data.get("status") or data.get("state") or ""
-        if "state" in data and "stage" in data:
-            state = f"{data['state']}: {data['stage']}"
-        done = float(data.get("progress") or 0.0)
+        what, state, done = progress_of(plain(thing))
         self._start(self.jobs)
         if self._job is None:
-            self._job = self.jobs.add_task(
-                f"{data.get('kind', 'batch')} {data.get('id', '')}", total=1.0, state=state
-            )
+            self._job = self.jobs.add_task(what, total=1.0, state=state)
         self.jobs.update(self._job, completed=done, state=state)
 
     def close(self) -> None:
         if self._started:
             self._active.stop()
+
+
+def progress_of(data: dict[str, Any]) -> tuple[str, str, float]:
+    """What a progress bar shows of a batch, job or privacy job: its name, its state, and the
+    fraction done (a privacy job: the share of its datasets past submitted and processing)."""
+    ident = data.get("id", "")
+    if "datasets" in data and "column" in data:  # a privacy job (GDPR delete)
+        datasets = data.get("datasets") or []
+        past = sum(1 for d in datasets if d.get("status") not in ("submitted", "processing"))
+        done = past / len(datasets) if datasets else 0.0
+        if data.get("status") in ("complete", "erased"):
+            done = 1.0
+        return f"privacy job {ident}", str(data.get("status") or ""), done
+    done = float(data.get("progress") or 0.0)
+    if "kind" in data:  # a job
+        return f"{data['kind']} job {ident}", f"{data.get('state')}: {data.get('stage')}", done
+    return f"batch {ident}", str(data.get("status") or ""), done
 
 
 @contextmanager
@@ -216,34 +224,26 @@ ERROR_COLUMNS: list[Column] = [
 
 
 def print_row_errors(batch: dict[str, Any]) -> None:
-    """A failed batch's row-level errors, as a table on stderr."""
+    """A failed batch's row-level errors, as a table on stderr: every value exactly as the
+    file held it (a bad time is shown as sent, not reformatted)."""
     errors = batch.get("errors") or []
     stderr.print(f"[bold red]batch {batch.get('id')} failed[/]: {len(errors)} row error(s)")
     table = Table(*[name for name, _ in ERROR_COLUMNS], box=None)
     for error in errors:
-        table.add_row(*[cell(get(error)) for _, get in ERROR_COLUMNS])
+        table.add_row(*[Text(exact(get(error))) for _, get in ERROR_COLUMNS])
     stderr.print(table)
-
-
-def _code(status: int) -> Exit:
-    if status == 404:
-        return Exit.NOT_FOUND
-    if status in (401, 403):
-        return Exit.DENIED
-    if status in (429, 503) or status >= 500:
-        return Exit.UNAVAILABLE
-    return Exit.INVALID
 
 
 @contextmanager
 def client_errors(as_json: bool = False, quiet: bool = False) -> Iterator[None]:
     """SDK errors as one line on stderr and the exit code of `Exit` (no traceback); a failed
     batch also prints its row-level errors (or its JSON on stdout with `--json`)."""
-    import httpx
-    from icebatch_client import BatchFailed, IcebatchError, JobFailed
+    from icebatch_client import BatchFailed, JobFailed
 
     try:
         yield
+    except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException):
+        raise  # typer's own exits and usage errors: already one line and a code
     except BatchFailed as exc:
         batch = plain(exc.batch)
         if quiet:
@@ -256,12 +256,11 @@ def client_errors(as_json: bool = False, quiet: bool = False) -> Iterator[None]:
         job = plain(exc.job)
         if as_json:
             print_json(job)
-        stderr.print(f"[bold red]job {job.get('id')} failed[/]: {job.get('error') or '-'}")
+        what = "privacy job" if "column" in job else f"{job.get('kind', '')} job".strip()
+        reasons = [job.get("error")] + [d.get("error") for d in job.get("datasets") or []]
+        print_error(f"{what} {job.get('id')} failed: {'; '.join(filter(None, reasons)) or '-'}")
         raise typer.Exit(Exit.FAILED) from None
-    except IcebatchError as exc:
-        where = f" (request {exc.request_id})" if exc.request_id else ""
-        stderr.print(f"[bold red]error[/] {exc.status}: {exc.detail}{where}", highlight=False)
-        raise typer.Exit(_code(exc.status)) from None
-    except httpx.HTTPError as exc:
-        stderr.print(f"[bold red]error[/]: cannot reach the API: {exc}", highlight=False)
-        raise typer.Exit(Exit.UNAVAILABLE) from None
+    except Exception as exc:  # noqa: BLE001 (every other error: one line, an exit code)
+        line, code = describe(exc)
+        print_error(line)
+        raise typer.Exit(code) from None

@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from app.cli.base import Connection
+from app.cli.errors import print_error
 from app.cli.output import (
     AsJson,
     Exit,
@@ -30,9 +31,14 @@ def read_values(values: list[str] | None, values_file: Path | None) -> list[str]
     """The identities from --value and from --values-file (one a line, blank lines skipped)."""
     found = list(values or [])
     if values_file is not None:
-        found += [line.strip() for line in values_file.read_text().splitlines() if line.strip()]
+        listed = [line.strip() for line in values_file.read_text().splitlines() if line.strip()]
+        if not listed:
+            print_error(f"--values-file {values_file} holds no values: put one identity a line")
+            raise typer.Exit(Exit.INVALID)
+        found += listed
     if not found:
-        raise typer.BadParameter("give --value V (repeatable) or --values-file F")
+        print_error("no identity to delete: give --value V (repeatable) or --values-file F")
+        raise typer.Exit(Exit.INVALID)
     return found
 
 

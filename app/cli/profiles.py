@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from icebatch_client import Icebatch
 
 DEFAULT_PROFILE = "default"
+POLL_SECONDS = 0.4  # between two reads of a batch or job the CLI waits for
 
 
 def config_path() -> Path:
@@ -64,7 +65,8 @@ def save_profile(name: str, url: str, api_key: str) -> Path:
 
 
 def settings(url: str | None, api_key: str | None, profile: str | None) -> tuple[str, str]:
-    """The API and key to use; exits 2 saying how to set them when either is missing."""
+    """The API and key to use; saying how to set them, exits 4 when the key is missing, 2
+    when only the url is."""
     name = profile_name(profile)
     stored = read_profiles().get(name, {})
     if profile is not None and not stored:
@@ -81,13 +83,15 @@ def settings(url: str | None, api_key: str | None, profile: str | None) -> tuple
             "ICEBATCH_API_KEY (or pass --url and --api-key)",
             err=True,
         )
-        raise typer.Exit(2)
+        raise typer.Exit(4 if not api_key else 2)  # Exit.DENIED: no key; Exit.INVALID: no url
     return url.rstrip("/"), api_key
 
 
 def resolve(url: str | None, api_key: str | None, profile: str | None) -> Icebatch:
-    """An SDK client for the resolved API and key."""
+    """An SDK client for the resolved API and key, polling every POLL_SECONDS."""
     from icebatch_client import Icebatch
 
     base_url, key = settings(url, api_key, profile)
-    return Icebatch(base_url, key)
+    # a short fixed poll: the CLI sees a finished batch or job within POLL_SECONDS (each
+    # unchanged read is a conditional GET the API answers 304, cheaply)
+    return Icebatch(base_url, key, poll_interval=POLL_SECONDS, max_poll_interval=POLL_SECONDS)

@@ -9,15 +9,14 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from alembic import command
-from alembic.config import Config
-from sqlalchemy.engine import make_url
 
 from app.cli.base import cli
-from app.config import PROJECT_ROOT, get_settings
+
+if TYPE_CHECKING:  # the server stack is imported by the server commands only (fast client CLI)
+    from alembic.config import Config
 
 Port = Annotated[int, typer.Option(help="Port of the HTTP API.")]
 Host = Annotated[str, typer.Option(help="Address the HTTP API binds.")]
@@ -25,6 +24,10 @@ log = logging.getLogger("icebatch")
 
 
 def alembic_config(url: str | None = None) -> Config:
+    from alembic.config import Config
+
+    from app.config import PROJECT_ROOT, get_settings
+
     config = Config(str(PROJECT_ROOT / "alembic.ini"))
     config.set_main_option("script_location", str(PROJECT_ROOT / "migrations"))
     config.set_main_option(
@@ -36,6 +39,10 @@ def alembic_config(url: str | None = None) -> Config:
 @cli.command()
 def migrate() -> None:
     """Bring the metadata store to the newest schema and create the Iceberg catalog tables."""
+    from alembic import command
+    from sqlalchemy.engine import make_url
+
+    from app.config import get_settings
     from app.lake.catalog import get_catalog
 
     settings = get_settings()
@@ -52,6 +59,8 @@ def migrate() -> None:
 
 
 def _worker_argv(concurrency: int, beat: bool = False) -> list[str]:
+    from app.config import get_settings
+
     # `-B`: Celery's embedded beat sends `icebatch.schedule` (automatic maintenance) periodically
     extra = ["-B", "--schedule", str(get_settings().home / "celerybeat-schedule")] if beat else []
     return [
@@ -91,6 +100,8 @@ def serve(host: Host = "127.0.0.1", port: Port = 8000, workers: Workers = 1) -> 
     """Uvicorn in this process, logging through Icebatch's configuration (`api` runs this)."""
     import uvicorn
 
+    from app.config import get_settings
+
     # in-flight requests never outnumber pooled connections: each holds at most one, so none
     # waits for a connection held by a request that waits for a thread (503 beyond the limit)
     settings = get_settings()
@@ -127,6 +138,8 @@ def worker(
 @cli.command()
 def up(host: Host = "127.0.0.1", port: Port = 8000) -> None:
     """Run API and one worker together (embedded mode needs no settings)."""
+    from app.config import get_settings
+
     settings = get_settings()
     migrate()
     log.info("icebatch up: home %s, API on http://%s:%s", settings.home, host, port)

@@ -7,8 +7,8 @@ generated from the API's OpenAPI contract (`icebatch_client._generated`, never e
     ib.read_rows("events", as_of=batch.snapshot_id)       # a pyarrow.Table
 """
 
-from icebatch_client import _generated as generated
-from icebatch_client.aio import AsyncIcebatch
+from typing import TYPE_CHECKING, Any
+
 from icebatch_client.client import Icebatch
 from icebatch_client.errors import (
     BatchFailed,
@@ -25,6 +25,25 @@ from icebatch_client.errors import (
     ValidationFailed,
 )
 from icebatch_client.reads import Changes, Consumer, Increment
+
+if TYPE_CHECKING:
+    from icebatch_client import _generated as generated
+    from icebatch_client.aio import AsyncIcebatch
+
+
+def __getattr__(name: str) -> Any:
+    """`AsyncIcebatch` (anyio) and `generated` are imported when first used: a synchronous
+    client (the `icebatch` CLI) starts without them."""
+    if name == "AsyncIcebatch":
+        from icebatch_client.aio import AsyncIcebatch
+
+        return AsyncIcebatch
+    if name == "generated":
+        from icebatch_client import _generated
+
+        return _generated
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "AsyncIcebatch",

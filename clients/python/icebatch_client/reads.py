@@ -5,15 +5,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
-import pyarrow as pa
 
 from icebatch_client._base import Base, _snapshot
 from icebatch_client._generated.api.retention import consumers_list, consumers_set
 from icebatch_client._generated.models import ConsumerCreate
 from icebatch_client.errors import raise_for
+
+if TYPE_CHECKING:  # pyarrow is imported by the reads only: a client that never reads starts fast
+    import pyarrow as pa
 
 
 @dataclass(frozen=True)
@@ -39,6 +41,8 @@ class Reads(Base):
     """Rows and increments as `pyarrow.Table`s."""
 
     def _arrow(self, path: str, params: dict[str, Any]) -> tuple[pa.Table, httpx.Headers]:
+        import pyarrow as pa
+
         with self._http.stream("GET", path, params={**params, "format": "arrow"}) as response:
             raise_for(response)
             data = response.read()
