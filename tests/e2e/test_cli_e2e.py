@@ -7,6 +7,7 @@ import json
 import os
 import stat
 import subprocess
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -64,7 +65,12 @@ def test_the_walkthrough_with_the_cli(service: Service, tmp_path: Path) -> None:
     (tmp_path / "day1.csv").write_bytes(csv_rows([(1, "u1"), (2, "u2")]))
     (tmp_path / "day2.csv").write_bytes(csv_rows([(3, "u3")]))
     landed = icebatch.json("batches", "upload", "events", "day1.csv", "day2.csv")
+    returned = datetime.now(UTC)
     assert (landed["status"], landed["row_count"], landed["file_count"]) == ("success", 3, 2)
+    # the CLI sees the finished job within 1 s (a short fixed poll, 304s while unchanged)
+    ingest = icebatch.json("jobs", "show", landed["job_id"])
+    late = returned - datetime.fromisoformat(ingest["finished_at"])
+    assert late < timedelta(seconds=1), (late, ingest["finished_at"], returned)
     shown = icebatch("batches", "show", landed["id"]).stdout
     assert "success" in shown
     assert str(landed["snapshot_id"]) in shown
@@ -72,9 +78,12 @@ def test_the_walkthrough_with_the_cli(service: Service, tmp_path: Path) -> None:
     # a failed batch: its row errors are printed and the command exits 1
     (tmp_path / "bad.csv").write_text(
         "event_id,user_id,event_time,payload\nseven,u9,2024-03-01T10:00:00,x\n"
+        "8,u9,2024-01-01T10:00:00+99:99,y\n"
     )
     failed = icebatch("batches", "upload", "events", "bad.csv", code=1)
-    assert "failed: 1 row error(s)" in failed.stderr
+    assert "Traceback" not in failed.stderr
+    assert "2024-01-01T10:00:00+99:99" in failed.stderr  # as sent, not reformatted
+    assert "failed: 2 row error(s)" in failed.stderr
     assert "bad.csv" in failed.stderr
     assert "event_id" in failed.stderr
     assert "seven" in failed.stderr
@@ -94,11 +103,18 @@ def test_the_walkthrough_with_the_cli(service: Service, tmp_path: Path) -> None:
     assert reverted["status"] == "reverted"
 
     (tmp_path / "ids.txt").write_text("u1\n\nu3\n")
-    privacy = icebatch.json(
+    deleted = icebatch(
         "privacy", "delete", "--dataset", "events", "--column", "user_id",
-        "--values-file", "ids.txt",
+        "--values-file", "ids.txt", "--json", "--progress",
     )  # fmt: skip
+    privacy = json.loads(deleted.stdout)
     assert (privacy["status"], privacy["value_count"], privacy["rows_hidden"]) == ("complete", 2, 2)
+    # its progress is the privacy job's: its state and 100% once complete, never a batch's
+    bar = deleted.stderr.strip().splitlines()[-1]
+    assert f"privacy job {privacy['id']}" in bar
+    assert "100.0%" in bar
+    assert "complete" in bar
+    assert "batch" not in deleted.stderr
 
     out = tmp_path / "appended.parquet"
     changes = icebatch("changes", "events", "--kind", "appended", "--out", str(out))
@@ -125,7 +141,7 @@ def test_the_walkthrough_with_the_cli(service: Service, tmp_path: Path) -> None:
 
     # login keeps url and key in a profile (mode 0600) that later commands use
     anonymous = Cli(base, tmp_path)
-    nothing = anonymous("datasets", "list", code=2, ICEBATCH_URL="")
+    nothing = anonymous("datasets", "list", code=4, ICEBATCH_URL="")  # no key: exit 4
     assert "icebatch login" in nothing.stderr
     anonymous("login", "--url", service.url, "--api-key", key)
     assert stat.S_IMODE(os.stat(config).st_mode) == 0o600
