@@ -70,7 +70,7 @@ def describe(exc: BaseException) -> tuple[str, Exit]:
     if type(exc).__name__ == "OperationalError" and type(exc).__module__.startswith("sqlalchemy"):
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         return (
-            f"cannot reach the metadata store ({first}): is PostgreSQL running? "
+            f"cannot reach the metadata store ({first}): is the database up? "
             "(check ICEBATCH_DATABASE_URL)",
             Exit.UNAVAILABLE,
         )
@@ -89,16 +89,31 @@ def print_error(line: str) -> None:
 
     from app.cli.output import stderr
 
-    stderr.print(Text("error", style="bold red") + Text(f": {line}"), soft_wrap=True)
+    one = " ".join(part.strip() for part in line.splitlines() if part.strip())
+    stderr.print(Text("error", style="bold red") + Text(f": {one}"), soft_wrap=True)
 
 
 def guarded(command: Any) -> None:
-    """Run the CLI; an exception that escaped a command ends as one line and an exit code."""
+    """Run the CLI (a typer app): a usage error, or an exception that escaped a command, ends
+    as one line and an exit code."""
+    import click
+
     try:
-        command()
+        code = command(standalone_mode=False)  # click's errors come here, not to its panels
+    except click.UsageError as exc:  # a bad option or argument: exit 2
+        where = f" (see `{exc.ctx.command_path} --help`)" if exc.ctx is not None else ""
+        print_error(exc.format_message() + where)
+        sys.exit(exc.exit_code)
+    except click.ClickException as exc:
+        print_error(exc.format_message())
+        sys.exit(exc.exit_code)
+    except click.Abort:
+        print_error("aborted")
+        sys.exit(int(Exit.FAILED))
     except Exception as exc:  # noqa: BLE001 (the guard of last resort: no traceback)
         if os.environ.get("ICEBATCH_DEBUG"):
             raise
         line, code = describe(exc)
         print_error(line)
         sys.exit(int(code))
+    sys.exit(code if isinstance(code, int) else 0)  # a command returns None, or typer.Exit's code

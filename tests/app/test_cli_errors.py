@@ -61,6 +61,13 @@ def test_an_unknown_extension_names_the_format_option(tmp_path: Path) -> None:
     assert "'data.txt'" in line
     assert "--format csv, json or parquet" in line
     assert "format=" not in line
+    # a usage error (click's) is one line too, naming the command's help
+    usage = icebatch(tmp_path, "batches", "list", "--limit", "many")
+    assert usage.returncode == 2
+    assert one_error_line(usage) == (
+        "error: Invalid value for '--limit': 'many' is not a valid integer. "
+        "(see `icebatch batches list --help`)"
+    )
 
 
 def test_no_key_exits_4_and_no_url_exits_2(tmp_path: Path) -> None:
