@@ -13,6 +13,7 @@ import logging
 import re
 import uuid
 from contextvars import ContextVar
+from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -22,6 +23,8 @@ _CLIENT_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
 
 _request_id: ContextVar[str | None] = ContextVar("icebatch_request_id", default=None)
 _client_request_id: ContextVar[str | None] = ContextVar("icebatch_client_request_id", default=None)
+# the request's ASGI state: authentication puts its principal there after this middleware ran
+_state: ContextVar[dict[str, Any] | None] = ContextVar("icebatch_request_state", default=None)
 
 
 def current_request_id() -> str | None:
@@ -32,6 +35,14 @@ def current_request_id() -> str | None:
 def client_request_id() -> str | None:
     """The caller's own `X-Request-Id`, when it sent a well-formed one."""
     return _client_request_id.get()
+
+
+def current_key_id() -> str | None:
+    """The id of the API key that authenticated the HTTP request being served, or None."""
+    state = _state.get()
+    principal = None if state is None else state.get("principal")
+    key_id = getattr(principal, "key_id", None)
+    return key_id if isinstance(key_id, str) else None
 
 
 def new_request_id() -> str:
@@ -52,7 +63,9 @@ class RequestIdMiddleware:
         sent = dict(scope.get("headers") or []).get(HEADER.encode(), b"").decode("latin-1")
         token = _request_id.set(request_id)
         client_token = _client_request_id.set(sent if _CLIENT_ID.match(sent) else None)
-        scope.setdefault("state", {})["request_id"] = request_id
+        state = scope.setdefault("state", {})
+        state["request_id"] = request_id
+        state_token = _state.set(state)
 
         started = False
 
@@ -76,6 +89,7 @@ class RequestIdMiddleware:
         finally:
             _request_id.reset(token)
             _client_request_id.reset(client_token)
+            _state.reset(state_token)
 
 
 async def _internal_error(send: Send, request_id: str) -> None:

@@ -26,6 +26,7 @@ from app import clock
 from app.config import get_settings
 from app.db import session_scope
 from app.jobs import service as jobs
+from app.jobs import stages
 from app.jobs.kinds import JobKind, Payload
 from app.models import Dataset, Job, JobState
 from workers.metrics import JOB_DURATION, QUEUE_WAIT
@@ -75,10 +76,27 @@ class JobContext:
     _lost: threading.Event = field(default_factory=threading.Event)
 
     def set_stage(self, stage: str, progress: float | None = None) -> None:
+        if stage != self.stage:
+            self._record_stage(stage)
         self.stage = stage
         if progress is not None:
             self._progress = max(self._progress, progress)
         self.beat()
+
+    def _record_stage(self, stage: str) -> None:
+        """Close the stage in the job's history and open `stage` (while this attempt holds it)."""
+        with session_scope() as session:
+            job = session.scalar(
+                select(Job)
+                .where(
+                    Job.id == self.job_id,
+                    Job.attempt == self.attempt,
+                    Job.state == JobState.RUNNING,
+                )
+                .with_for_update()
+            )
+            if job is not None:
+                stages.record(job, stage, clock.db_now(session))
 
     def current_progress(self) -> float:
         if self.progress_fn is not None:
@@ -159,6 +177,7 @@ def claim(job_id: str) -> JobContext | None:
             return None
         job = session.scalar(select(Job).where(Job.id == job_id))
         assert job is not None
+        stages.record(job, "starting", now)
         kind = JobKind(job.kind)
         if job.attempt == 1:  # a retry's wait starts at its re-queue, which no column records
             waited = (now - _aware(job.created_at)).total_seconds()
@@ -194,9 +213,12 @@ def _fenced(ctx: JobContext, **values: Any) -> str | None:
         if error is not None:
             if retry and job.attempt < job.max_attempts:
                 job.state, job.stage, job.error = JobState.QUEUED, "retrying", error
+                stages.record(job, "retrying", clock.db_now(session))
                 jobs.add_outbox(session, job)
             else:
                 jobs.fail(session, job, error)
+        elif job.state == JobState.SUCCEEDED:
+            stages.record(job, "done", job.finished_at or clock.db_now(session), final=True)
         return job.state
 
 

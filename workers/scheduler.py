@@ -1,5 +1,5 @@
 """Automatic maintenance (Celery beat → `icebatch.schedule`): vacuum, compact, expire and
-materialize where needed.
+materialize where needed; abort the batches left `loading` past their TTL (`app.batches.expiry`).
 
 A dataset gets a full vacuum when its current snapshot has `auto_vacuum_tombstones` active
 tombstones or more, or a tombstone whose `evict_by` falls within `auto_vacuum_evict_lead_seconds`;
@@ -22,6 +22,7 @@ from pyiceberg.table import Table
 from sqlalchemy import select
 
 from app import clock
+from app.batches import expiry
 from app.config import get_settings
 from app.db import session_scope
 from app.errors import Conflict
@@ -139,14 +140,20 @@ def _schedule_dataset(dataset_id: str, out: dict[str, list[str]]) -> None:
 
 
 def schedule_once() -> dict[str, list[str]]:
-    """One pass over every dataset; returns the dataset ids given a vacuum or an expire job."""
+    """One pass: abort the `loading` batches past their TTL (`aborted`: their ids), then every
+    dataset; returns the dataset ids given a vacuum or an expire job."""
     out: dict[str, list[str]] = {
         "vacuum": [],
         "compact": [],
         "expire": [],
         "materialize": [],
         "failed": [],
+        "aborted": [],
     }
+    try:
+        out["aborted"] = expiry.abort_expired()
+    except Exception:  # the datasets' maintenance goes on
+        log.warning("scheduler: aborting expired loading batches failed", exc_info=True)
     with session_scope() as session:
         dataset_ids = list(session.scalars(select(Dataset.id).order_by(Dataset.created_at)))
     for dataset_id in dataset_ids:

@@ -8,6 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from app.jobs.schemas import JobOut
 from app.pagination import Page
+from app.stuck import StuckOut
 
 
 class BatchAction(enum.StrEnum):
@@ -83,6 +84,11 @@ class BatchOut(BaseModel):
     created_at: datetime
     updated_at: datetime
     completed_at: datetime | None
+    stuck: StuckOut | None = Field(
+        default=None,
+        description="Set while it is 'loading' with no upload and no COMPLETE for "
+        "ICEBATCH_BATCH_LOADING_TTL_SECONDS: why, and what resolves it (the scheduler aborts it)",
+    )
 
 
 class BatchActionOut(BaseModel):

@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 
 from app import clock, conditional
-from app.batches import repository
+from app.batches import expiry, repository
 from app.batches.schemas import (
     BatchAction,
     BatchActionOut,
@@ -308,6 +308,7 @@ def to_out(session: Session, batch: Batch) -> BatchOut:
         created_at=batch.created_at,
         updated_at=batch.updated_at,
         completed_at=batch.completed_at,
+        stuck=expiry.stuck(batch),
     )
 
 

@@ -8,6 +8,7 @@ import shutil
 
 from pyiceberg.table.snapshots import Snapshot
 
+from app.batches import expiry
 from app.batches import service as batch_service
 from app.config import get_settings
 from app.db import session_scope
@@ -56,6 +57,17 @@ def check(subject: Subject) -> list[Finding]:
             out += _committed_batch(subject, batch, jobs, restatements, by_id, by_request, expired)
         elif batch.status in batch_service.IN_FLIGHT and not batch.replay:
             out += _stuck_batch(subject, batch, jobs.get(batch.job_id or ""), by_request)
+        elif (stuck := expiry.stuck(batch)) is not None:
+            out.append(
+                finding(
+                    subject,
+                    CHECK,
+                    f"batch {batch.id} is stuck: {stuck.reason}",
+                    f"{stuck.action}; --repair aborts it (and every other batch past the TTL) "
+                    "as the scheduler does",
+                    repair=_abort_expired,
+                )
+            )
     by_batch = {b.id: b for b in batches}
     commit_ids = {r.commit_id for r in restatements if r.commit_id}
     for snapshot in table.snapshots():
@@ -179,6 +191,11 @@ def _stuck_batch(
             repair=lambda: _record_failure(job.id),
         )
     ]
+
+
+def _abort_expired() -> str:
+    aborted = expiry.abort_expired()
+    return f"aborted {len(aborted)} batch(es) left 'loading' past the TTL: {', '.join(aborted)}"
 
 
 def _record_failure(job_id: str) -> str:

@@ -1,6 +1,9 @@
 from __future__ import annotations
 
-from fastapi import APIRouter, Request, Response
+from datetime import datetime
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Request, Response
 
 from app import conditional
 from app.auth import Org
@@ -43,11 +46,36 @@ def jobs_list(
     state: JobState | None = None,
     kind: str | None = None,
     updated_since: UpdatedSince = None,
+    dataset_id: Annotated[
+        str | None,
+        Query(
+            description="Only the jobs of this dataset (directly, or through its batches "
+            "and restatements)"
+        ),
+    ] = None,
+    since: Annotated[
+        datetime | None, Query(description="Only jobs created at or after this time (ISO 8601)")
+    ] = None,
+    until: Annotated[
+        datetime | None, Query(description="Only jobs created before this time (ISO 8601)")
+    ] = None,
 ) -> JobList:
     """List your organization's jobs, newest first.
 
-    Filter by `state` and `kind`; a page at a time (`cursor`, `Link`). A poller passes
-    `updated_since` (the time of its last poll) to get only what changed.
+    Filter by `state`, `kind`, `dataset_id` and creation time (`since`, `until`); a page at a
+    time (`cursor`, `Link`). A poller passes `updated_since` (the time of its last poll) to get
+    only what changed.
     """
-    page = service.list_jobs(session, org, state, kind, paging.offset, paging.limit, updated_since)
+    page = service.list_jobs(
+        session,
+        org,
+        state,
+        kind,
+        paging.offset,
+        paging.limit,
+        updated_since,
+        dataset_id=dataset_id,
+        since=since,
+        until=until,
+    )
     return paging.respond(page)

@@ -10,7 +10,7 @@ import redis
 from app import clock
 from app.config import get_settings
 from app.db import is_store_outage, session_scope, store_answers
-from app.jobs import repository, service
+from app.jobs import repository, service, stages
 from app.jobs.broker import broker_instance
 from app.models import JobState
 
@@ -50,6 +50,7 @@ def reconcile_once(
             log.warning("job %s: heartbeat stale since %s, re-queueing", job.id, job.heartbeat_at)
             job.state = JobState.QUEUED
             job.stage = "requeued"
+            stages.record(job, "requeued", now)
             service.add_outbox(session, job)
             counts["requeued"] += 1
         forgotten_before = now - timedelta(seconds=5 * settings.stale_after_seconds)

@@ -7,6 +7,7 @@ from sqlalchemy import bindparam, func, select
 from sqlalchemy.orm import Session
 
 from app.errors import JobNotFound
+from app.jobs.links import of_dataset
 from app.models import Job, JobState, OutboxMessage
 
 
@@ -62,8 +63,17 @@ def page(
     offset: int,
     limit: int,
     updated_since: datetime | None = None,
+    dataset_id: str | None = None,
+    since: datetime | None = None,
+    until: datetime | None = None,
 ) -> Sequence[Job]:
     query = select(Job).where(Job.org == org)
+    if dataset_id:
+        query = query.where(of_dataset(dataset_id))
+    if since is not None:
+        query = query.where(Job.created_at >= since)
+    if until is not None:
+        query = query.where(Job.created_at < until)
     if updated_since is not None:
         query = query.where(Job.updated_at >= updated_since)
     if state:

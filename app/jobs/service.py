@@ -6,21 +6,23 @@ import logging
 from datetime import UTC, datetime
 
 from sqlalchemy import update
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, object_session
 
 from app import clock, conditional
 from app.config import get_settings
 from app.db import after_commit, session_scope
 from app.errors import JobNotFound
-from app.jobs import repository
+from app.jobs import repository, stages
 from app.jobs.broker import QUEUE, get_celery
 from app.jobs.failures import failure_hooks
 from app.jobs.kinds import JobKind, Payload
-from app.jobs.schemas import JobList, JobOut
+from app.jobs.links import Links, links_for
+from app.jobs.schemas import JobList, JobOut, JobStageOut
 from app.limits.inflight import broker_priority, job_backlog
 from app.models import Job, JobState, OutboxMessage
 from app.pagination import next_cursor
-from app.request_context import current_request_id, new_request_id
+from app.request_context import current_key_id, current_request_id, new_request_id
+from app.stuck import StuckOut
 
 log = logging.getLogger(__name__)
 
@@ -59,9 +61,11 @@ def enqueue(
         request_id=current_request_id() or new_request_id(),
         payload=payload.model_dump(mode="json"),
         max_attempts=get_settings().job_max_attempts,
+        key_id=current_key_id(),
     )
     session.add(job)
     session.flush()
+    stages.record(job, "queued", job.created_at)
     if publish:
         add_outbox(session, job, priority=0 if first else broker_priority(backlog))
     return job
@@ -101,6 +105,7 @@ def fail(session: Session, job: Job, error: str) -> None:
     job.state = JobState.FAILED
     job.error = error
     job.finished_at = clock.db_now(session)
+    stages.record(job, "failed", job.finished_at, final=True)
     hook = failure_hooks().get(JobKind(job.kind))
     if hook is not None:
         hook(session, job, error)
@@ -127,16 +132,56 @@ def list_jobs(
     offset: int,
     limit: int,
     updated_since: datetime | None = None,
+    dataset_id: str | None = None,
+    since: datetime | None = None,
+    until: datetime | None = None,
 ) -> JobList:
-    """A page of the organization's jobs, newest first (changed since `updated_since`)."""
-    rows = repository.page(session, org, state, kind, offset, limit + 1, updated_since)
+    """A page of the organization's jobs, newest first (changed since `updated_since`; of one
+    dataset; created in [`since`, `until`))."""
+    rows = repository.page(
+        session, org, state, kind, offset, limit + 1, updated_since, dataset_id, since, until
+    )
+    found = links_for(session, rows[:limit])
     return JobList(
-        items=[to_out(j) for j in rows[:limit]],
+        items=[to_out(j, found[j.id]) for j in rows[:limit]],
         next=next_cursor(offset, limit, len(rows) > limit),
     )
 
 
-def to_out(job: Job) -> JobOut:
+def stuck(job: Job, now: datetime | None = None) -> StuckOut | None:
+    """Why a running job is stuck (its heartbeat is stale) and what resolves it; else None."""
+    if job.state != JobState.RUNNING or job.heartbeat_at is None:
+        return None
+    stale_after = get_settings().stale_after_seconds
+    silent = ((now or clock.now()) - _aware(job.heartbeat_at)).total_seconds()
+    if silent < stale_after:
+        return None
+    return StuckOut(
+        reason=f"no heartbeat for {silent:.0f} s (stale after {stale_after:g} s, "
+        f"ICEBATCH_STALE_AFTER_SECONDS): its worker {job.worker or ''} stopped or hangs "
+        f"at stage {job.stage!r}",
+        action="a running worker's reconciler re-queues it (attempt "
+        f"{job.attempt} of {job.max_attempts}; it fails after the last): if none runs, start "
+        "one (icebatch worker, or icebatch up)",
+    )
+
+
+def _stages(job: Job) -> list[JobStageOut]:
+    out = []
+    for entry in job.stages or []:
+        started = datetime.fromisoformat(entry["started_at"])
+        ended = datetime.fromisoformat(entry["ended_at"]) if entry.get("ended_at") else None
+        seconds = None if ended is None else round((ended - started).total_seconds(), 3)
+        out.append(
+            JobStageOut(stage=entry["stage"], started_at=started, ended_at=ended, seconds=seconds)
+        )
+    return out
+
+
+def to_out(job: Job, found: Links | None = None) -> JobOut:
+    """The job as the API shows it; `found`: its links, when looked up with others'."""
+    if found is None:
+        found = links_for(object_session(job), [job])[job.id]
     duration = None
     if job.started_at and job.finished_at:
         duration = (_aware(job.finished_at) - _aware(job.started_at)).total_seconds()
@@ -158,6 +203,14 @@ def to_out(job: Job) -> JobOut:
         duration_seconds=duration,
         result=job.result,
         error=job.error,
+        key_id=job.key_id,
+        dataset_id=found.dataset_id,
+        batch_id=found.batch_id,
+        restatement_id=found.restatement_id,
+        privacy_job_id=found.privacy_job_id,
+        worker=job.worker,
+        stages=_stages(job),
+        stuck=stuck(job),
     )
 
 

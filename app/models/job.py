@@ -40,6 +40,9 @@ class Job(IdMixin, TimestampMixin, Base):
     payload: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     result: Mapped[dict[str, Any] | None] = mapped_column(JSON)
     error: Mapped[str | None] = mapped_column(Text)
+    key_id: Mapped[str | None] = mapped_column(String(36))  # the API key whose request made it
+    # [{stage, started_at, ended_at}], oldest first: the stages it went through (app.jobs.stages)
+    stages: Mapped[list[dict[str, Any]] | None] = mapped_column(JSON)
 
 
 class OutboxMessage(IdMixin, Base):

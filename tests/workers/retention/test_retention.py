@@ -230,6 +230,7 @@ def test_scheduler_picks_datasets(
         "expire": [],
         "materialize": [],
         "failed": [],
+        "aborted": [],
     }
     assert scheduled() == {**nothing, "expire": [history]}
     # one expire job per dataset: the queued one is left alone
