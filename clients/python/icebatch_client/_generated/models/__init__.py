@@ -42,6 +42,7 @@ from .export_out_kind import ExportOutKind
 from .job_list import JobList
 from .job_out import JobOut
 from .job_out_result_type_0 import JobOutResultType0
+from .job_stage_out import JobStageOut
 from .job_state import JobState
 from .key_create import KeyCreate
 from .key_created import KeyCreated
@@ -75,6 +76,7 @@ from .snapshot_out_icebatch import SnapshotOutIcebatch
 from .snapshot_out_summary import SnapshotOutSummary
 from .snapshot_out_tombstone import SnapshotOutTombstone
 from .snapshot_out_tombstones import SnapshotOutTombstones
+from .stuck_out import StuckOut
 from .tombstone_list import TombstoneList
 from .tombstone_out import TombstoneOut
 from .tombstone_out_meta import TombstoneOutMeta
@@ -124,6 +126,7 @@ __all__ = (
     "JobList",
     "JobOut",
     "JobOutResultType0",
+    "JobStageOut",
     "JobState",
     "KeyCreate",
     "KeyCreated",
@@ -157,6 +160,7 @@ __all__ = (
     "SnapshotOutSummary",
     "SnapshotOutTombstone",
     "SnapshotOutTombstones",
+    "StuckOut",
     "TombstoneList",
     "TombstoneOut",
     "TombstoneOutMeta",

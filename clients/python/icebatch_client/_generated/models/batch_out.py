@@ -7,10 +7,13 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
+from ..types import UNSET, Unset
+
 if TYPE_CHECKING:
     from ..models.batch_file_out import BatchFileOut
     from ..models.batch_out_errors_type_0_item import BatchOutErrorsType0Item
     from ..models.batch_out_replay_type_0 import BatchOutReplayType0
+    from ..models.stuck_out import StuckOut
 
 
 T = TypeVar("T", bound="BatchOut")
@@ -38,6 +41,8 @@ class BatchOut:
         status (str): loading → staged → processing → success | failed; aborted; a 'success' batch becomes reverted or
             replaced
         updated_at (datetime.datetime):
+        stuck (None | StuckOut | Unset): Set while it is 'loading' with no upload and no COMPLETE for
+            ICEBATCH_BATCH_LOADING_TTL_SECONDS: why, and what resolves it (the scheduler aborts it)
     """
 
     bytes_: int
@@ -57,12 +62,14 @@ class BatchOut:
     snapshot_id: int | None
     status: str
     updated_at: datetime.datetime
+    stuck: None | StuckOut | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         from ..models.batch_out_replay_type_0 import (
             BatchOutReplayType0,  # noqa: PLC0415
         )
+        from ..models.stuck_out import StuckOut  # noqa: PLC0415
 
         bytes_ = self.bytes_
 
@@ -122,6 +129,14 @@ class BatchOut:
 
         updated_at = self.updated_at.isoformat()
 
+        stuck: dict[str, Any] | None | Unset
+        if isinstance(self.stuck, Unset):
+            stuck = UNSET
+        elif isinstance(self.stuck, StuckOut):
+            stuck = self.stuck.to_dict()
+        else:
+            stuck = self.stuck
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update(
@@ -145,6 +160,8 @@ class BatchOut:
                 "updated_at": updated_at,
             }
         )
+        if stuck is not UNSET:
+            field_dict["stuck"] = stuck
 
         return field_dict
 
@@ -157,6 +174,7 @@ class BatchOut:
         from ..models.batch_out_replay_type_0 import (
             BatchOutReplayType0,  # noqa: PLC0415
         )
+        from ..models.stuck_out import StuckOut  # noqa: PLC0415
 
         d = dict(src_dict)
         bytes_ = d.pop("bytes")
@@ -269,6 +287,23 @@ class BatchOut:
 
         updated_at = datetime.datetime.fromisoformat(d.pop("updated_at"))
 
+        def _parse_stuck(data: object) -> None | StuckOut | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                stuck_type_0 = StuckOut.from_dict(data)
+
+                return stuck_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(None | StuckOut | Unset, data)
+
+        stuck = _parse_stuck(d.pop("stuck", UNSET))
+
         batch_out = cls(
             bytes_=bytes_,
             completed_at=completed_at,
@@ -287,6 +322,7 @@ class BatchOut:
             snapshot_id=snapshot_id,
             status=status,
             updated_at=updated_at,
+            stuck=stuck,
         )
 
         batch_out.additional_properties = d

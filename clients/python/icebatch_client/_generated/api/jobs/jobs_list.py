@@ -17,6 +17,9 @@ def _get_kwargs(
     state: JobState | None | Unset = UNSET,
     kind: None | str | Unset = UNSET,
     updated_since: datetime.datetime | None | Unset = UNSET,
+    dataset_id: None | str | Unset = UNSET,
+    since: datetime.datetime | None | Unset = UNSET,
+    until: datetime.datetime | None | Unset = UNSET,
     limit: int | Unset = 100,
     cursor: None | str | Unset = UNSET,
 ) -> dict[str, Any]:
@@ -46,6 +49,31 @@ def _get_kwargs(
     else:
         json_updated_since = updated_since
     params["updated_since"] = json_updated_since
+
+    json_dataset_id: None | str | Unset
+    if isinstance(dataset_id, Unset):
+        json_dataset_id = UNSET
+    else:
+        json_dataset_id = dataset_id
+    params["dataset_id"] = json_dataset_id
+
+    json_since: None | str | Unset
+    if isinstance(since, Unset):
+        json_since = UNSET
+    elif isinstance(since, datetime.datetime):
+        json_since = since.isoformat()
+    else:
+        json_since = since
+    params["since"] = json_since
+
+    json_until: None | str | Unset
+    if isinstance(until, Unset):
+        json_until = UNSET
+    elif isinstance(until, datetime.datetime):
+        json_until = until.isoformat()
+    else:
+        json_until = until
+    params["until"] = json_until
 
     params["limit"] = limit
 
@@ -123,19 +151,28 @@ def sync_detailed(
     state: JobState | None | Unset = UNSET,
     kind: None | str | Unset = UNSET,
     updated_since: datetime.datetime | None | Unset = UNSET,
+    dataset_id: None | str | Unset = UNSET,
+    since: datetime.datetime | None | Unset = UNSET,
+    until: datetime.datetime | None | Unset = UNSET,
     limit: int | Unset = 100,
     cursor: None | str | Unset = UNSET,
 ) -> Response[JobList | Problem]:
     """List your organization's jobs, newest first.
 
-     Filter by `state` and `kind`; a page at a time (`cursor`, `Link`). A poller passes
-    `updated_since` (the time of its last poll) to get only what changed.
+     Filter by `state`, `kind`, `dataset_id` and creation time (`since`, `until`); a page at a
+    time (`cursor`, `Link`). A poller passes `updated_since` (the time of its last poll) to get
+    only what changed.
 
     Args:
         state (JobState | None | Unset):
         kind (None | str | Unset):
         updated_since (datetime.datetime | None | Unset): Only items changed at or after this time
             (ISO 8601): what a poller needs
+        dataset_id (None | str | Unset): Only the jobs of this dataset (directly, or through its
+            batches and restatements)
+        since (datetime.datetime | None | Unset): Only jobs created at or after this time (ISO
+            8601)
+        until (datetime.datetime | None | Unset): Only jobs created before this time (ISO 8601)
         limit (int | Unset): Items per page Default: 100.
         cursor (None | str | Unset): The `next` of the page before
 
@@ -151,6 +188,9 @@ def sync_detailed(
         state=state,
         kind=kind,
         updated_since=updated_since,
+        dataset_id=dataset_id,
+        since=since,
+        until=until,
         limit=limit,
         cursor=cursor,
     )
@@ -168,19 +208,28 @@ def sync(
     state: JobState | None | Unset = UNSET,
     kind: None | str | Unset = UNSET,
     updated_since: datetime.datetime | None | Unset = UNSET,
+    dataset_id: None | str | Unset = UNSET,
+    since: datetime.datetime | None | Unset = UNSET,
+    until: datetime.datetime | None | Unset = UNSET,
     limit: int | Unset = 100,
     cursor: None | str | Unset = UNSET,
 ) -> JobList | Problem | None:
     """List your organization's jobs, newest first.
 
-     Filter by `state` and `kind`; a page at a time (`cursor`, `Link`). A poller passes
-    `updated_since` (the time of its last poll) to get only what changed.
+     Filter by `state`, `kind`, `dataset_id` and creation time (`since`, `until`); a page at a
+    time (`cursor`, `Link`). A poller passes `updated_since` (the time of its last poll) to get
+    only what changed.
 
     Args:
         state (JobState | None | Unset):
         kind (None | str | Unset):
         updated_since (datetime.datetime | None | Unset): Only items changed at or after this time
             (ISO 8601): what a poller needs
+        dataset_id (None | str | Unset): Only the jobs of this dataset (directly, or through its
+            batches and restatements)
+        since (datetime.datetime | None | Unset): Only jobs created at or after this time (ISO
+            8601)
+        until (datetime.datetime | None | Unset): Only jobs created before this time (ISO 8601)
         limit (int | Unset): Items per page Default: 100.
         cursor (None | str | Unset): The `next` of the page before
 
@@ -197,6 +246,9 @@ def sync(
         state=state,
         kind=kind,
         updated_since=updated_since,
+        dataset_id=dataset_id,
+        since=since,
+        until=until,
         limit=limit,
         cursor=cursor,
     ).parsed
@@ -208,19 +260,28 @@ async def asyncio_detailed(
     state: JobState | None | Unset = UNSET,
     kind: None | str | Unset = UNSET,
     updated_since: datetime.datetime | None | Unset = UNSET,
+    dataset_id: None | str | Unset = UNSET,
+    since: datetime.datetime | None | Unset = UNSET,
+    until: datetime.datetime | None | Unset = UNSET,
     limit: int | Unset = 100,
     cursor: None | str | Unset = UNSET,
 ) -> Response[JobList | Problem]:
     """List your organization's jobs, newest first.
 
-     Filter by `state` and `kind`; a page at a time (`cursor`, `Link`). A poller passes
-    `updated_since` (the time of its last poll) to get only what changed.
+     Filter by `state`, `kind`, `dataset_id` and creation time (`since`, `until`); a page at a
+    time (`cursor`, `Link`). A poller passes `updated_since` (the time of its last poll) to get
+    only what changed.
 
     Args:
         state (JobState | None | Unset):
         kind (None | str | Unset):
         updated_since (datetime.datetime | None | Unset): Only items changed at or after this time
             (ISO 8601): what a poller needs
+        dataset_id (None | str | Unset): Only the jobs of this dataset (directly, or through its
+            batches and restatements)
+        since (datetime.datetime | None | Unset): Only jobs created at or after this time (ISO
+            8601)
+        until (datetime.datetime | None | Unset): Only jobs created before this time (ISO 8601)
         limit (int | Unset): Items per page Default: 100.
         cursor (None | str | Unset): The `next` of the page before
 
@@ -236,6 +297,9 @@ async def asyncio_detailed(
         state=state,
         kind=kind,
         updated_since=updated_since,
+        dataset_id=dataset_id,
+        since=since,
+        until=until,
         limit=limit,
         cursor=cursor,
     )
@@ -251,19 +315,28 @@ async def asyncio(
     state: JobState | None | Unset = UNSET,
     kind: None | str | Unset = UNSET,
     updated_since: datetime.datetime | None | Unset = UNSET,
+    dataset_id: None | str | Unset = UNSET,
+    since: datetime.datetime | None | Unset = UNSET,
+    until: datetime.datetime | None | Unset = UNSET,
     limit: int | Unset = 100,
     cursor: None | str | Unset = UNSET,
 ) -> JobList | Problem | None:
     """List your organization's jobs, newest first.
 
-     Filter by `state` and `kind`; a page at a time (`cursor`, `Link`). A poller passes
-    `updated_since` (the time of its last poll) to get only what changed.
+     Filter by `state`, `kind`, `dataset_id` and creation time (`since`, `until`); a page at a
+    time (`cursor`, `Link`). A poller passes `updated_since` (the time of its last poll) to get
+    only what changed.
 
     Args:
         state (JobState | None | Unset):
         kind (None | str | Unset):
         updated_since (datetime.datetime | None | Unset): Only items changed at or after this time
             (ISO 8601): what a poller needs
+        dataset_id (None | str | Unset): Only the jobs of this dataset (directly, or through its
+            batches and restatements)
+        since (datetime.datetime | None | Unset): Only jobs created at or after this time (ISO
+            8601)
+        until (datetime.datetime | None | Unset): Only jobs created before this time (ISO 8601)
         limit (int | Unset): Items per page Default: 100.
         cursor (None | str | Unset): The `next` of the page before
 
@@ -281,6 +354,9 @@ async def asyncio(
             state=state,
             kind=kind,
             updated_since=updated_since,
+            dataset_id=dataset_id,
+            since=since,
+            until=until,
             limit=limit,
             cursor=cursor,
         )
