@@ -66,6 +66,11 @@ def ui_jobs(request: Request) -> HTMLResponse:
     return page(request, "jobs", "Jobs")
 
 
+@router.get("/jobs/{job_id}", response_class=HTMLResponse)
+def ui_job(request: Request, job_id: str) -> HTMLResponse:
+    return page(request, "job", "Job", job=job_id)
+
+
 @router.get("/privacy", response_class=HTMLResponse)
 def ui_privacy_jobs(request: Request) -> HTMLResponse:
     return page(request, "privacy-jobs", "Privacy jobs")

@@ -17,6 +17,7 @@ PAGES = {
     "/ui/datasets/{dataset}": "dataset",
     "/ui/batches/b-1": "batch",
     "/ui/jobs": "jobs",
+    "/ui/jobs/j-1": "job",
     "/ui/privacy": "privacy-jobs",
     "/ui/privacy/p-1": "privacy",
 }

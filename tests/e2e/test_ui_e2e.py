@@ -197,6 +197,108 @@ def test_privacy_and_jobs_pages_follow_a_gdpr_delete(lake: Lake, page: Page) -> 
     expect(page.locator(f"#job-{restated.job_id} .pill")).to_have_text("succeeded")
 
 
+def shown_jobs(page: Page) -> list[str]:
+    """The job ids of the jobs table's rows, top to bottom."""
+    ids: list[str] = page.locator("#jobs tbody tr[id^=job-]").evaluate_all(
+        "rows => rows.map((r) => r.id.slice(4))"
+    )
+    return ids
+
+
+def api_jobs(lake: Lake, query: str) -> list[str]:
+    return [j["id"] for j in lake.api.get(f"/v1/jobs?{query}&limit=500").json()["items"]]
+
+
+def test_the_job_page_and_the_jobs_filters_show_what_the_api_says(lake: Lake, page: Page) -> None:
+    first_job = lake.api.get(f"/v1/batches/{lake.first}").json()["job_id"]
+    job = lake.api.get(f"/v1/jobs/{first_job}").json()
+    prefix = lake.key.split("_")[1]
+    keys = lake.api.get("/v1/keys").json()["items"]
+    key_id = next(k["id"] for k in keys if k["prefix"] == prefix)
+    assert job["key_id"] == key_id
+    signed_in(page, lake)
+
+    # from the jobs list to the first ingest's page: what it serves, who started it, its stages
+    page.goto(f"{lake.url}/ui/jobs")
+    row = page.locator(f"#job-{first_job}")
+    expect(row.locator("td.dataset a")).to_have_text("events")
+    expect(row.locator("td.serves a.serves-batch")).to_have_attribute(
+        "href", f"/ui/batches/{lake.first}"
+    )
+    row.locator("td").first.locator("a").click()
+    expect(page).to_have_url(f"{lake.url}/ui/jobs/{first_job}")
+    fields = page.locator("#job-fields")
+    expect(fields).to_contain_text(f"Attempts{job['attempt']} of {job['max_attempts']}")
+    expect(page.locator("#job-dataset")).to_have_attribute("href", f"/ui/datasets/{lake.dataset}")
+    expect(page.locator("#job-dataset")).to_have_text("events")
+    expect(fields.locator("a.serves-batch")).to_have_attribute("href", f"/ui/batches/{lake.first}")
+    expect(page.locator("#job-request")).to_have_text(job["request_id"])
+    expect(page.locator("#job-key")).to_have_text(key_id)
+    stages = page.locator("#job-stages tbody tr")
+    expect(stages).to_have_count(len(job["stages"]))
+    assert [s["stage"] for s in job["stages"]][:2] == ["queued", "starting"]
+    assert job["stages"][-1]["stage"] == "done"
+    for i, stage in enumerate(job["stages"]):
+        expect(stages.nth(i)).to_have_attribute("data-stage", stage["stage"])
+        expect(stages.nth(i).locator("td").last).to_have_text(f"{stage['seconds']:.3f}")
+    expect(page.locator("#stuck")).to_have_count(0)
+    expect(page.locator("#main")).not_to_contain_text("[object")
+
+    # the GDPR restatement's job links its privacy job
+    gdpr_job = lake.api.get("/v1/jobs?kind=gdpr").json()["items"][0]
+    page.goto(f"{lake.url}/ui/jobs/{gdpr_job['id']}")
+    expect(page.locator("#job-fields a.serves-privacy")).to_have_attribute(
+        "href", f"/ui/privacy/{gdpr_job['privacy_job_id']}"
+    )
+
+    # filters: each view lists exactly what GET /v1/jobs answers to the query the page sent
+    page.goto(f"{lake.url}/ui/jobs")
+    expect(page.locator("body")).to_have_attribute("data-loaded", "all")
+    page.select_option("#filter-kind", "ingest")
+    expect(page.locator("body")).to_have_attribute("data-loaded", "kind=ingest")
+    ingests = api_jobs(lake, "kind=ingest")
+    assert len(ingests) >= 2
+    assert shown_jobs(page) == ingests
+    expect(page.locator("#jobs-count")).to_have_text(f"{len(ingests)} job(s)")
+    page.select_option("#filter-state", "failed")
+    expect(page.locator("body")).to_have_attribute("data-loaded", "kind=ingest&state=failed")
+    failed = api_jobs(lake, "kind=ingest&state=failed")
+    assert shown_jobs(page) == failed
+    assert len(failed) == 1  # the bad batch's ingest, which failed for good on its row errors
+    page.select_option("#filter-state", "")
+    page.select_option("#filter-kind", "")
+    page.select_option("#filter-dataset_id", lake.dataset)
+    expect(page.locator("body")).to_have_attribute("data-loaded", f"dataset_id={lake.dataset}")
+    mine = api_jobs(lake, f"dataset_id={lake.dataset}")
+    assert shown_jobs(page) == mine
+    assert first_job in mine
+    assert gdpr_job["id"] in mine
+    # a time window, to the second: from the GDPR job's creation on
+    created = datetime.fromisoformat(gdpr_job["created_at"])
+    local = page.evaluate(
+        "(iso) => { const d = new Date(iso); d.setMilliseconds(0);"
+        " return new Date(d - d.getTimezoneOffset() * 60000).toISOString().slice(0, 19); }",
+        gdpr_job["created_at"],
+    )
+    page.fill("#filter-since", local)
+    page.locator("#filter-since").dispatch_event("change")
+    expect(page.locator("body")).to_have_attribute(
+        "data-loaded", re.compile(r"dataset_id=.*&since=")
+    )
+    loaded = page.locator("body").get_attribute("data-loaded") or ""
+    windowed = api_jobs(lake, loaded)
+    assert shown_jobs(page) == windowed
+    assert gdpr_job["id"] in windowed
+    assert first_job not in windowed
+    for job_id in windowed:
+        made = lake.api.get(f"/v1/jobs/{job_id}").json()["created_at"]
+        assert datetime.fromisoformat(made) >= created.replace(microsecond=0)
+    # the filtered view is the page's URL: a reload keeps it
+    page.reload()
+    expect(page.locator("body")).to_have_attribute("data-loaded", loaded)
+    assert shown_jobs(page) == windowed
+
+
 def materialized(lake: Lake) -> list[dict[str, Any]] | None:
     """The snapshot log once the newest tombstones are in position deletes, else None."""
     snapshots: list[dict[str, Any]] = lake.api.get(f"/v1/datasets/{lake.dataset}/snapshots").json()[

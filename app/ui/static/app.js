@@ -371,6 +371,7 @@ async function batchPage() {
         h("a", { href: `/ui/datasets/${dataset.id}` }, dataset.name), " / batch"),
       h("div", { class: "head" }, h("div", {}, h("h1", { class: "mono" }, id),
         h("p", {}, pill(batch.status), " ", h("span", { class: "muted" }, `${batch.format} · ${num(batch.file_count)} file(s)`)))),
+      stuckFlag(batch.stuck),
       h("section", { class: "card" }, h("h2", {}, "Progress"),
         h("div", { class: `progress ${batch.status === "failed" ? "failed" : done ? "done" : ""}`, id: "progress",
           role: "progressbar", "aria-valuenow": Math.round(100 * fraction), "aria-valuemin": 0, "aria-valuemax": 100 },
@@ -381,7 +382,7 @@ async function batchPage() {
         [["Dataset", h("a", { href: `/ui/datasets/${dataset.id}` }, dataset.name)], ["Rows", num(batch.row_count)],
           ["Bytes", bytes(batch.bytes)], ["Snapshot", batch.snapshot_id ?? "–"], ["Created", when(batch.created_at)],
           ["Completed", when(batch.completed_at)], ["Duration", duration(batch.created_at, batch.completed_at)],
-          ["Job", batch.job_id ? h("span", { class: "mono" }, batch.job_id) : "–"],
+          ["Job", batch.job_id ? h("a", { class: "mono", href: `/ui/jobs/${batch.job_id}` }, batch.job_id) : "–"],
           ["Replaces", batch.replay ? batch.replay.predecessors.map((p) => h("a", { href: `/ui/batches/${p}`, class: "mono" }, `${short(p)} `)) : "–"],
           ["Restated by", batch.restated_by || "–"],
           ["Files", (batch.files || []).map((f) => `${f.name} (${bytes(f.bytes)})`).join(", ") || "–"]]
@@ -411,35 +412,141 @@ async function batchPage() {
   }, POLL_MS);
 }
 
-function jobRow(j) {
-  return h("tr", { id: `job-${j.id}`, "data-state": j.state },
-    h("td", { class: "mono", title: j.id }, short(j.id)), h("td", {}, j.kind), h("td", {}, pill(j.state)),
+// -- jobs --------------------------------------------------------------------------------
+const JOB_KINDS = ["ingest", "revert", "replay", "gdpr", "vacuum", "compact", "expire", "export", "materialize", "cdc_stage", "cdc_process"];
+const JOB_STATES = ["queued", "running", "succeeded", "failed"];
+const secs = (n) => (n === null || n === undefined ? "–" : `${Number(n).toFixed(1)} s`);
+
+// stuck work, as the API flags it (`stuck`: reason and the action that resolves it)
+function stuckFlag(stuck) {
+  if (!stuck) return null;
+  return h("section", { class: "card stuck", id: "stuck", role: "alert" },
+    h("h2", {}, "⚠ Stuck"), h("p", { id: "stuck-reason" }, stuck.reason),
+    h("p", {}, h("strong", {}, "Action: "), h("span", { id: "stuck-action" }, stuck.action)));
+}
+
+// what a job serves, linked: its batch, privacy job (or restatement) and dataset
+function jobServes(j, names = new Map()) {
+  const out = [];
+  if (j.batch_id) out.push(h("a", { href: `/ui/batches/${j.batch_id}`, class: "mono serves-batch" }, `batch ${short(j.batch_id)}`));
+  if (j.privacy_job_id) out.push(h("a", { href: `/ui/privacy/${j.privacy_job_id}`, class: "mono serves-privacy" }, `privacy ${short(j.privacy_job_id)}`));
+  else if (j.restatement_id) out.push(h("span", { class: "mono serves-restatement", title: j.restatement_id }, `${j.kind} ${short(j.restatement_id)}`));
+  if (!out.length && j.dataset_id) out.push(h("a", { href: `/ui/datasets/${j.dataset_id}`, class: "serves-dataset" }, names.get(j.dataset_id) || short(j.dataset_id)));
+  return out.length ? out.flatMap((x, i) => (i ? [" ", x] : [x])) : "–";
+}
+
+function jobRow(j, names) {
+  return h("tr", { id: `job-${j.id}`, "data-state": j.state, class: j.stuck ? "stuck" : null },
+    h("td", { class: "mono", title: j.id }, h("a", { href: `/ui/jobs/${j.id}` }, short(j.id))), h("td", {}, j.kind),
+    h("td", {}, pill(j.state), j.stuck ? h("span", { class: "flag stuck-flag", title: `${j.stuck.reason} — ${j.stuck.action}` }, " ⚠ stuck") : null),
+    h("td", { class: "dataset" }, j.dataset_id ? h("a", { href: `/ui/datasets/${j.dataset_id}` }, names.get(j.dataset_id) || short(j.dataset_id)) : "–"),
+    h("td", { class: "serves" }, jobServes(j, names)),
     h("td", {}, j.stage), h("td", { class: "num" }, `${Math.round(100 * j.progress)}%`),
     h("td", { class: "num" }, j.attempt), h("td", {}, when(j.created_at)),
     h("td", { class: "num" }, j.duration_seconds === null ? "–" : `${j.duration_seconds.toFixed(1)} s`),
     h("td", { class: "error" }, j.error || ""));
 }
 
+// the filters as GET /v1/jobs's query (and this page's own URL, so a filtered view can be shared)
+function jobFilters(form) {
+  const q = new URLSearchParams();
+  for (const name of ["kind", "state", "dataset_id"]) { const v = form.elements[name].value; if (v) q.set(name, v); }
+  for (const name of ["since", "until"]) { const v = form.elements[name].value; if (v) q.set(name, new Date(v).toISOString()); }
+  return q;
+}
+
 async function jobsPage() {
-  const jobs = await all("/v1/jobs", 500);
-  const known = new Map(jobs.map((j) => [j.id, j]));
+  const datasets = await all("/v1/datasets", 1000);
+  const names = new Map(datasets.map((d) => [d.id, d.name]));
+  const wanted = new URLSearchParams(location.search);
+  const select = (name, label, options) => h("label", {}, label, " ", h("select", { name, id: `filter-${name}` }, h("option", { value: "" }, "all"),
+    options.map(([v, t]) => h("option", { value: v, selected: wanted.get(name) === v }, t))));
+  const local = (iso) => { if (!iso) return ""; const d = new Date(iso); return new Date(d - d.getTimezoneOffset() * 60000).toISOString().slice(0, 19); };
+  const form = h("form", { id: "job-filters", class: "toolbar" },
+    select("kind", "Kind", JOB_KINDS.map((k) => [k, k])), select("state", "State", JOB_STATES.map((k) => [k, k])),
+    select("dataset_id", "Dataset", datasets.map((d) => [d.id, d.name])),
+    h("label", {}, "From ", h("input", { type: "datetime-local", step: "1", name: "since", id: "filter-since", value: local(wanted.get("since")) })),
+    h("label", {}, "To ", h("input", { type: "datetime-local", step: "1", name: "until", id: "filter-until", value: local(wanted.get("until")) })));
   const tbody = h("tbody", {});
-  const draw = () => tbody.replaceChildren(...([...known.values()].sort((a, b) => (a.created_at < b.created_at ? 1 : -1)).map(jobRow)));
+  const count = h("span", { id: "jobs-count", class: "muted" });
+  let known = new Map();
+  let since = "";
+  let query = jobFilters(form);
+  const draw = () => {
+    const rows = [...known.values()].sort((a, b) => (a.created_at < b.created_at ? 1 : -1));
+    tbody.replaceChildren(...(rows.length ? rows.map((j) => jobRow(j, names)) : [h("tr", {}, h("td", { colspan: 11, class: "muted" }, "No job matches."))]));
+    count.textContent = `${rows.length} job(s)`;
+  };
+  let loads = 0; // a filter changed again while a list was loading: only the last one counts
+  const load = async () => {
+    const mine = ++loads;
+    query = jobFilters(form);
+    history.replaceState(null, "", `/ui/jobs${query.size ? `?${query}` : ""}`);
+    const jobs = await all(`/v1/jobs${query.size ? `?${query}` : ""}`, 500);
+    if (mine !== loads) return;
+    known = new Map(jobs.map((j) => [j.id, j]));
+    since = jobs.reduce((m, j) => (j.updated_at > m ? j.updated_at : m), "");
+    draw();
+    body.dataset.loaded = query.toString() || "all";
+  };
+  form.addEventListener("change", () => load().catch(failure));
   render(h("div", { class: "head" }, h("div", {}, h("h1", {}, "Jobs"), h("p", { class: "muted" }, "Ingests, restatements, vacuums, exports: newest first"))),
-    h("section", { class: "card" }, h("table", { id: "jobs" }, h("thead", {}, h("tr", {},
-      ["Job", "Kind", "State", "Stage"].map((t) => h("th", {}, t)), h("th", { class: "num" }, "Progress"),
+    h("section", { class: "card" }, form, count, h("table", { id: "jobs" }, h("thead", {}, h("tr", {},
+      ["Job", "Kind", "State", "Dataset", "Serves", "Stage"].map((t) => h("th", {}, t)), h("th", { class: "num" }, "Progress"),
       h("th", { class: "num" }, "Attempt"), h("th", {}, "Created"), h("th", { class: "num" }, "Duration"), h("th", {}, "Error"))), tbody)));
-  draw();
-  let since = jobs.reduce((m, j) => (j.updated_at > m ? j.updated_at : m), "");
+  await load();
   setInterval(async () => {
     try {
       for (const j of [...known.values()].filter((x) => IN_FLIGHT.has(x.state))) {
         const { data, changed } = await api(`/v1/jobs/${j.id}`, { conditional: true });
         if (changed) known.set(j.id, data);
       }
-      const fresh = await all("/v1/jobs" + (since ? `?updated_since=${encodeURIComponent(since)}` : ""), 500);
+      const q = new URLSearchParams(query);
+      if (since) q.set("updated_since", since);
+      const seen = loads;
+      const fresh = await all(`/v1/jobs${q.size ? `?${q}` : ""}`, 500);
+      if (seen !== loads) return; // the filters changed meanwhile: that load has the list
       for (const j of fresh) { known.set(j.id, j); if (j.updated_at > since) since = j.updated_at; }
       draw();
+    } catch (error) { failure(error); }
+  }, POLL_MS);
+}
+
+async function jobPage() {
+  const id = body.dataset.job;
+  const path = `/v1/jobs/${id}`;
+  let job = (await api(path, { conditional: true })).data;
+  const dataset = job.dataset_id ? await get(`/v1/datasets/${job.dataset_id}`).catch(() => null) : null;
+  const names = new Map(dataset ? [[dataset.id, dataset.name]] : []);
+  const holder = h("div", {});
+  const draw = () => fill(holder,
+    h("div", { class: "crumbs" }, h("a", { href: "/ui/jobs" }, "Jobs"), " / ", short(id)),
+    h("div", { class: "head" }, h("div", {}, h("h1", {}, `${job.kind} job`), h("p", { class: "mono muted" }, id),
+      h("p", {}, pill(job.state), h("span", { class: "muted" }, ` · ${job.stage} · ${Math.round(100 * job.progress)}%`)))),
+    stuckFlag(job.stuck),
+    h("section", { class: "card" }, h("h2", {}, "Details"), h("dl", { class: "fields", id: "job-fields" },
+      [["State", pill(job.state)], ["Attempts", `${job.attempt} of ${job.max_attempts}`],
+        ["Dataset", job.dataset_id ? h("a", { href: `/ui/datasets/${job.dataset_id}`, id: "job-dataset" }, names.get(job.dataset_id) || job.dataset_id) : "–"],
+        ["Serves", jobServes(job, names)],
+        ["Request id", h("span", { class: "mono", id: "job-request" }, job.request_id)],
+        ["Key id", h("span", { class: "mono", id: "job-key" }, job.key_id || "– (scheduler or system)")],
+        ["Worker", job.worker || "–"], ["Created", when(job.created_at)], ["Started", when(job.started_at)],
+        ["Last heartbeat", when(job.heartbeat_at)], ["Finished", when(job.finished_at)], ["Duration", secs(job.duration_seconds)]]
+        .map(([k, v]) => [h("dt", {}, k), h("dd", {}, v)]))),
+    h("section", { class: "card" }, h("h2", {}, "Stages"), h("table", { id: "job-stages" },
+      h("thead", {}, h("tr", {}, ["Stage", "Started", "Ended"].map((t) => h("th", {}, t)), h("th", { class: "num" }, "Seconds"))),
+      h("tbody", {}, job.stages.map((st) => h("tr", { "data-stage": st.stage }, h("td", {}, st.stage), h("td", {}, when(st.started_at)),
+        h("td", {}, st.ended_at ? when(st.ended_at) : "…"), h("td", { class: "num" }, st.seconds === null ? "…" : st.seconds.toFixed(3))))))),
+    job.error ? h("section", { class: "card" }, h("h2", {}, "Error"), h("pre", { class: "error", id: "job-error" }, job.error)) : null,
+    job.result ? h("section", { class: "card" }, h("h2", {}, "Result"), h("pre", { class: "json" }, JSON.stringify(job.result, null, 2))) : null);
+  render(holder);
+  draw();
+  const timer = setInterval(async () => {
+    if (!IN_FLIGHT.has(job.state)) { clearInterval(timer); return; }
+    try {
+      const next = await api(path, { conditional: true });
+      job = next.data;
+      if (next.changed) draw();
     } catch (error) { failure(error); }
   }, POLL_MS);
 }
@@ -571,7 +678,7 @@ async function cdcPage() {
 }
 
 // -- start -------------------------------------------------------------------------------
-const pages = { datasets: datasetsPage, dataset: datasetPage, batch: batchPage, jobs: jobsPage,
+const pages = { datasets: datasetsPage, dataset: datasetPage, batch: batchPage, jobs: jobsPage, job: jobPage,
   privacy: privacyPage, "privacy-jobs": privacyJobsPage, cdc: cdcPage };
 const name = body.dataset.page;
 if (name === "login") {
