@@ -270,3 +270,31 @@ def test_csv_nested_cells_are_json_and_checked(client: TestClient, run_jobs: Run
         (3, "address"),
     ]
     assert len(rows(client, dataset["id"])) == 2
+
+
+def test_a_header_only_csv_is_a_valid_empty_batch(client: TestClient, run_jobs: RunJobs) -> None:
+    """A CSV with its header and no row: a 'success' batch of 0 rows that commits a snapshot of
+    its own (adding no row, the table's rows unchanged); a 0-byte file is refused (422)."""
+    from app.config import get_settings
+
+    did = client.post("/v1/datasets", json=EVENTS).json()["id"]
+    first = ingest(client, run_jobs, did, "csv", {"a.csv": events_csv(0, 3, seed=3)})
+    empty = client.post("/v1/batches", json={"dataset_id": did, "format": "csv"}).json()["id"]
+    refused = client.put(f"/v1/batches/{empty}/files/z.csv", content=b"")
+    assert refused.status_code == 422
+    assert refused.json()["detail"] == "file 'z.csv' is empty"
+    assert client.get(f"/v1/batches/{empty}").json()["file_count"] == 0
+    assert not list((get_settings().staging_dir / empty).glob("*"))  # nothing of it kept
+    header = ingest(
+        client, run_jobs, did, "csv", {"h.csv": b"event_id,user_id,event_time,payload\n"}
+    )
+    assert (header["status"], header["row_count"], header["errors"]) == ("success", 0, None)
+    snapshots = client.get(f"/v1/datasets/{did}/snapshots").json()["items"]
+    assert [s["snapshot_id"] for s in snapshots] == [header["snapshot_id"], first["snapshot_id"]]
+    assert snapshots[0]["parent_id"] == first["snapshot_id"]
+    summary = snapshots[0]["summary"]
+    assert (summary.get("added-records", "0"), summary["total-records"]) == ("0", "3")
+    assert summary.get("added-data-files", "0") == "0"
+    assert snapshots[0]["icebatch"]["icebatch.batch-id"] == header["id"]
+    assert len(rows(client, did)) == 3
+    assert len(rows(client, did, as_of=header["snapshot_id"])) == 3
