@@ -167,10 +167,15 @@ def stuck(job: Job, now: datetime | None = None) -> StuckOut | None:
 
 
 def _stages(job: Job) -> list[JobStageOut]:
+    """The stage history; a finished job's open stage ends when it finished (a group commit
+    settles the jobs it carried in one UPDATE, which writes no history)."""
     out = []
-    for entry in job.stages or []:
+    entries = job.stages or []
+    for i, entry in enumerate(entries):
         started = datetime.fromisoformat(entry["started_at"])
         ended = datetime.fromisoformat(entry["ended_at"]) if entry.get("ended_at") else None
+        if ended is None and i == len(entries) - 1 and job.finished_at is not None:
+            ended = max(started, _aware(job.finished_at))
         seconds = None if ended is None else round((ended - started).total_seconds(), 3)
         out.append(
             JobStageOut(stage=entry["stage"], started_at=started, ended_at=ended, seconds=seconds)

@@ -27,7 +27,7 @@ def test_job_stages_links_key_and_stuck(client: TestClient) -> None:
 
     from app.db import session_scope
     from app.models import ApiKey, Job, JobState
-    from workers.runtime import _fenced, claim
+    from workers.runtime import _fenced, claim, settle
 
     org = client.org  # type: ignore[attr-defined]
     did = client.post("/v1/datasets", json=EVENTS).json()["id"]
@@ -79,6 +79,16 @@ def test_job_stages_links_key_and_stuck(client: TestClient) -> None:
     listed = {j["id"]: j for j in client.get("/v1/jobs").json()["items"]}
     assert listed[other["id"]]["stuck"] == flagged["stuck"]
     assert listed[job["id"]]["stuck"] is None
+
+    # a job a group commit settled (one batched UPDATE, no history written): its open stage
+    # ends when it finished
+    carried = completed_batch(client, did)
+    with session_scope() as session:
+        settle(session, carried["id"], {})
+    settled = client.get(f"/v1/jobs/{carried['id']}").json()
+    assert settled["state"] == "succeeded"
+    assert [s["stage"] for s in settled["stages"]] == ["queued"]
+    assert settled["stages"][0]["ended_at"] == settled["finished_at"]
 
 
 def test_jobs_filters(client: TestClient) -> None:
