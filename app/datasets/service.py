@@ -15,6 +15,7 @@ from sqlalchemy.orm import Session
 from app.batches import repository as batches
 from app.config import get_settings
 from app.datasets import repository
+from app.datasets import rows as row_counts
 from app.datasets.schemas import (
     DatasetCreate,
     DatasetList,
@@ -132,14 +133,16 @@ def snapshots(table: Table) -> list[SnapshotOut]:
 
 
 def stats(session: Session, dataset: Dataset, table: Table) -> DatasetStats:
-    """Batch counts by status, live rows, tombstones in force, the newest ingest."""
+    """Batch counts by status, the rows a read returns (from metadata), the rows live batches
+    ingested, tombstones in force, the newest ingest."""
     counts = batches.dataset_counts(session, dataset.id)
     current = table.current_snapshot()
     landed = [BatchStatus.SUCCESS, BatchStatus.REPLACED, BatchStatus.REVERTED]
     return DatasetStats(
         dataset_id=dataset.id,
         batches={status: n for status, n, _ in counts},
-        rows=sum(rows for status, _, rows in counts if status == BatchStatus.SUCCESS),
+        rows=row_counts.readable(session, dataset.id, table),
+        rows_ingested=sum(n for status, _, n in counts if status == BatchStatus.SUCCESS),
         active_tombstones=int(tombstones.metrics(table, current)["total"]) if current else 0,
         snapshots=len(table.snapshots()),
         current_snapshot_id=current.snapshot_id if current else None,
