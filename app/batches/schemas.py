@@ -61,6 +61,19 @@ class BatchFileOut(BaseModel):
     sha256: str
 
 
+class BatchRestatement(BaseModel):
+    """The revert or replay that restated (or is restating) a batch."""
+
+    id: str = Field(description="The restatement's id")
+    kind: Literal["revert", "replay"]
+    state: str = Field(description="pending, ready, committing, committed (or failed)")
+    batch_id: str | None = Field(
+        description="A replay's new batch (the batch whose rows replace this one's); null for "
+        "a revert"
+    )
+    job_id: str | None = Field(description="The job that commits it")
+
+
 class BatchOut(BaseModel):
     id: str
     dataset_id: str
@@ -79,11 +92,24 @@ class BatchOut(BaseModel):
         description="A failed batch's row-level errors: {file, row, field, reason}"
     )
     replay: dict[str, Any] | None = Field(description="{predecessors, reason} of a replay batch")
-    restated_by: str | None = Field(description="The pending revert or replay of this batch")
+    restated_by: str | None = Field(
+        description="The id of the revert or replay restating (pending) or that restated this batch"
+    )
+    restatement: BatchRestatement | None = Field(
+        default=None, description="That restatement: its kind, state, replay batch and job"
+    )
     files: list[BatchFileOut]
     created_at: datetime
     updated_at: datetime
-    completed_at: datetime | None
+    completed_at: datetime | None = Field(
+        description="When it landed (its snapshot's commit time), failed or was aborted; a "
+        "later revert or replay never changes it"
+    )
+    restated_at: datetime | None = Field(
+        default=None,
+        description="When a revert or replay restated it (the commit time of the snapshot "
+        "that made it reverted or replaced)",
+    )
     stuck: StuckOut | None = Field(
         default=None,
         description="Set while it is 'loading' with no upload and no COMPLETE for "

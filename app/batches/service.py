@@ -27,6 +27,7 @@ from app.batches.schemas import (
     BatchFileOut,
     BatchList,
     BatchOut,
+    BatchRestatement,
 )
 from app.config import get_settings
 from app.datasets import repository as datasets
@@ -41,7 +42,15 @@ from app.errors import (
 from app.jobs import service as jobs
 from app.jobs.kinds import JobKind
 from app.lake import snapshots
-from app.models import Batch, BatchFile, BatchStatus, CdcTenant, Job
+from app.models import (
+    Batch,
+    BatchFile,
+    BatchStatus,
+    CdcTenant,
+    Job,
+    Restatement,
+    RestatementKind,
+)
 from app.pagination import next_cursor
 from app.restatements import service as restatements
 
@@ -243,11 +252,11 @@ def record_errors(
 def restated(
     session: Session, restatement_id: str, batch_ids: list[str], to: BatchStatus, at: Snapshot
 ) -> None:
-    """success → reverted|replaced, for the batches `restatement_id` reserved, by snapshot `at`
-    (their `completed_at` is its commit time)."""
+    """success → reverted|replaced, for the batches `restatement_id` reserved, by snapshot `at`:
+    their `restated_at` is its commit time (`completed_at` stays when they landed)."""
     for batch in repository.reserved_by(session, restatement_id, batch_ids):
         _move(batch, to, (BatchStatus.SUCCESS,))
-        batch.completed_at = snapshots.committed_at(at)
+        batch.restated_at = snapshots.committed_at(at)
 
 
 def release(session: Session, restatement_id: str) -> None:
@@ -301,6 +310,7 @@ def to_out(session: Session, batch: Batch) -> BatchOut:
         errors=batch.errors,
         replay=batch.replay,
         restated_by=batch.restated_by,
+        restatement=_restatement(session, batch.restated_by),
         files=[
             BatchFileOut(name=f.name, bytes=f.bytes, sha256=f.sha256)
             for f in repository.files(session, batch.id)
@@ -309,6 +319,22 @@ def to_out(session: Session, batch: Batch) -> BatchOut:
         updated_at=batch.updated_at,
         completed_at=batch.completed_at,
         stuck=expiry.stuck(batch),
+        restated_at=batch.restated_at,
+    )
+
+
+def _restatement(session: Session, restatement_id: str | None) -> BatchRestatement | None:
+    if restatement_id is None:
+        return None
+    found = session.get(Restatement, restatement_id)
+    if found is None:
+        return None
+    return BatchRestatement(
+        id=found.id,
+        kind=RestatementKind(found.kind).value,
+        state=found.state,
+        batch_id=found.batch_id if found.kind == RestatementKind.REPLAY else None,
+        job_id=found.job_id,
     )
 
 

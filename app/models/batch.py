@@ -37,9 +37,11 @@ class Batch(IdMixin, TimestampMixin, Base):
     bytes: Mapped[int] = mapped_column(BigInteger, default=0)
     snapshot_id: Mapped[int | None] = mapped_column(BigInteger)
     job_id: Mapped[str | None] = mapped_column(String(36))
-    restated_by: Mapped[str | None] = mapped_column(String(36))  # the pending restatement
+    # the revert or replay reserving it, then the one that restated it (cleared if it fails)
+    restated_by: Mapped[str | None] = mapped_column(String(36))
     errors: Mapped[list[dict[str, Any]] | None] = mapped_column(JSON)
-    completed_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    completed_at: Mapped[datetime | None] = mapped_column(UTCDateTime())  # landed, forever
+    restated_at: Mapped[datetime | None] = mapped_column(UTCDateTime())  # reverted|replaced
 
 
 class BatchFile(IdMixin, Base):

@@ -30,6 +30,7 @@ OURS = {
     "cdc_chunks",
     "cdc_identities",
     "cdc_deletions",
+    "cdc_lag_samples",
 }
 
 
