@@ -10,8 +10,16 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
 from app.auth import Org, requires
-from app.cdc import profiles, service
-from app.cdc.schemas import CdcConfig, CdcConfigOut, CdcLag, EventsAccepted, ProcessStarted, Profile
+from app.cdc import lag_history, profiles, service
+from app.cdc.schemas import (
+    CdcConfig,
+    CdcConfigOut,
+    CdcLag,
+    CdcLagHistory,
+    EventsAccepted,
+    ProcessStarted,
+    Profile,
+)
 from app.config import get_settings
 from app.db import DbSession
 from app.deps import IcebergCatalog
@@ -109,6 +117,16 @@ def cdc_lag_get(org: Org, session: DbSession) -> CdcLag:
     processed event time, and the age of the oldest event not yet applied.
     """
     return service.lag(session, org)
+
+
+@router.get("/lag/history", response_model=CdcLagHistory)
+def cdc_lag_history(org: Org, session: DbSession) -> CdcLagHistory:
+    """Your tenant's lag over time, oldest first.
+
+    Samples the scheduler's CDC pass took (at most one per `sample_seconds`, kept
+    `retention_seconds`): accepted, staged and processed events and the lags of `GET /lag`.
+    """
+    return lag_history.history(session, org)
 
 
 @router.get("/config", response_model=CdcConfigOut)

@@ -104,6 +104,26 @@ class CdcLag(BaseModel):
     processed_at: datetime | None = Field(description="When the processor last committed")
 
 
+class CdcLagPoint(BaseModel):
+    at: datetime = Field(description="When the beat's CDC pass took the sample")
+    accepted: int
+    staged: int
+    processed: int
+    staging_lag_seconds: float
+    replication_lag_seconds: float
+    oldest_unprocessed_age_seconds: float
+
+
+class CdcLagHistory(BaseModel):
+    """Your tenant's lag over time, oldest first: a sample per `sample_seconds` at most, kept
+    `retention_seconds` (ICEBATCH_CDC_LAG_SAMPLE_SECONDS, ICEBATCH_CDC_LAG_RETENTION_SECONDS)."""
+
+    tenant: str
+    sample_seconds: float
+    retention_seconds: float
+    items: list[CdcLagPoint]
+
+
 class ProfileRecord(BaseModel):
     entity_id: str
     record_type: str | None

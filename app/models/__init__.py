@@ -3,7 +3,7 @@
 from app.models.api_key import ApiKey, Scope
 from app.models.audit import AuditEvent
 from app.models.batch import Batch, BatchFile, BatchStatus
-from app.models.cdc import CdcChunk, CdcDeletion, CdcIdentity, CdcTenant
+from app.models.cdc import CdcChunk, CdcDeletion, CdcIdentity, CdcLagSample, CdcTenant
 from app.models.dataset import Dataset
 from app.models.idempotency import IdempotencyKey
 from app.models.job import Job, JobState, OutboxMessage
@@ -25,6 +25,7 @@ __all__ = [
     "CdcChunk",
     "CdcDeletion",
     "CdcIdentity",
+    "CdcLagSample",
     "CdcTenant",
     "CommitLease",
     "Consumer",

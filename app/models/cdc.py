@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, BigInteger, Index, Integer, LargeBinary, String
+from sqlalchemy import JSON, BigInteger, Float, Index, Integer, LargeBinary, String
 from sqlalchemy.orm import Mapped, mapped_column
 
 from app.db import Base
@@ -87,3 +87,19 @@ class CdcDeletion(Base):
     timestamp_us: Mapped[int] = mapped_column(BigInteger)  # event time, epoch microseconds
     sequence: Mapped[int] = mapped_column(BigInteger)
     related_ids: Mapped[list[str]] = mapped_column(JSON, default=list)
+
+
+class CdcLagSample(Base):
+    """A tenant's lag as the beat's CDC pass saw it (`app.cdc.lag_history`): at most one per
+    `cdc_lag_sample_seconds`, kept for `cdc_lag_retention_seconds`."""
+
+    __tablename__ = "cdc_lag_samples"
+
+    org: Mapped[str] = mapped_column(String(63), primary_key=True)
+    at: Mapped[datetime] = mapped_column(UTCDateTime(), primary_key=True)
+    accepted: Mapped[int] = mapped_column(BigInteger)
+    staged: Mapped[int] = mapped_column(BigInteger)
+    processed: Mapped[int] = mapped_column(BigInteger)
+    staging_lag_seconds: Mapped[float] = mapped_column(Float)
+    replication_lag_seconds: Mapped[float] = mapped_column(Float)
+    oldest_unprocessed_age_seconds: Mapped[float] = mapped_column(Float)

@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 from sqlalchemy import select
 
 from app import clock
-from app.cdc import service
+from app.cdc import lag_history, service
 from app.db import session_scope
 from app.jobs.kinds import JobKind, TaskName
 from app.models import CdcTenant
@@ -41,6 +41,8 @@ def schedule_cdc() -> dict[str, list[str]]:
         now = clock.db_now(session)
         tenants = session.scalars(select(CdcTenant).order_by(CdcTenant.org)).all()
         for tenant in tenants:
+            if lag_history.due(session, tenant.org, now):  # the lag over time, for the UI
+                lag_history.record(session, service.lag_of(session, tenant, now), now)
             config = service.config_of(tenant)
             if tenant.accepted_seq > tenant.staged_seq and not service.active_job(
                 session, tenant.org, JobKind.CDC_STAGE
