@@ -4,16 +4,20 @@ from fastapi import APIRouter
 from fastapi.responses import JSONResponse
 
 from app.auth import Org, requires
-from app.datasets import service
+from app.datasets import monitor, service
 from app.datasets.schemas import (
+    BatchTimeline,
+    ConsumerLagList,
     DatasetCreate,
     DatasetList,
     DatasetOut,
     DatasetStats,
+    ErrorGroups,
     SnapshotList,
+    TimelineBucket,
 )
 from app.db import DbSession
-from app.deps import DatasetTable, IcebergCatalog
+from app.deps import DatasetTable, IcebergCatalog, OrgDataset
 from app.idempotency import Idempotent
 from app.models import Scope
 from app.openapi import problems
@@ -87,8 +91,40 @@ def datasets_snapshots(loaded: DatasetTable, paging: Paging) -> SnapshotList:
 
 @router.get("/{dataset_id}/stats", response_model=DatasetStats)
 def datasets_stats(loaded: DatasetTable, session: DbSession) -> DatasetStats:
-    """Batch counts by status, live rows, active tombstones and the newest ingest of a dataset.
+    """Batch counts by status, rows, active tombstones and the newest ingest of a dataset.
+
+    `rows` is what a read of the current snapshot returns, counted from metadata;
+    `rows_ingested` what the live batches ingested.
 
     What a monitoring page shows per dataset (the web UI's datasets list reads it).
     """
     return service.stats(session, loaded.dataset, loaded.table)
+
+
+@router.get("/{dataset_id}/batch-timeline", response_model=BatchTimeline)
+def datasets_batch_timeline(
+    dataset: OrgDataset, session: DbSession, bucket: TimelineBucket = TimelineBucket.HOUR
+) -> BatchTimeline:
+    """Batches over time by status: per hour (the last 48) or per day (the last 48).
+
+    Each bucket counts the batches created in it, by their status now.
+    """
+    return monitor.batch_timeline(session, dataset, bucket)
+
+
+@router.get("/{dataset_id}/errors", response_model=ErrorGroups)
+def datasets_errors(dataset: OrgDataset, session: DbSession) -> ErrorGroups:
+    """Row-level errors of the dataset's failed batches, grouped by reason, most first.
+
+    Over the newest 1,000 failed batches; at most 50 reasons.
+    """
+    return monitor.error_groups(session, dataset)
+
+
+@router.get("/{dataset_id}/consumer-lag", response_model=ConsumerLagList)
+def datasets_consumer_lag(loaded: DatasetTable, session: DbSession) -> ConsumerLagList:
+    """Each consumer's checkpoint and how far behind the current snapshot it is.
+
+    In snapshots committed after the checkpoint and in seconds between the two commits.
+    """
+    return monitor.consumer_lag(session, loaded.dataset, loaded.table)

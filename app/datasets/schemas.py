@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import enum
 from datetime import datetime
 from typing import Any
 
@@ -97,8 +98,73 @@ class DatasetStats(BaseModel):
     batches: dict[str, int] = Field(
         description="Batches by status (loading, staged, processing, success, failed, …)"
     )
-    rows: int = Field(description="Rows of the batches whose rows are live ('success')")
+    rows: int = Field(
+        description="The rows a read of the current snapshot returns: from metadata (the "
+        "snapshot summary's records less its position deletes, less the rows the tombstones "
+        "not yet materialized hide), never a scan; GDPR-hidden, reverted and replaced rows "
+        "are not counted"
+    )
+    rows_ingested: int = Field(
+        description="Rows the batches whose rows are live ('success') ingested: what was "
+        "ingested, hidden rows included (0 for a CDC raw table, which no batch writes)"
+    )
     active_tombstones: int = Field(description="Tombstones in force at the current snapshot")
     snapshots: int = Field(description="Snapshots the table keeps")
     current_snapshot_id: int | None
     last_ingest_at: datetime | None = Field(description="When the newest batch landed")
+
+
+class TimelineBucket(enum.StrEnum):
+    HOUR = "hour"
+    DAY = "day"
+
+
+class BatchBucket(BaseModel):
+    start: datetime = Field(description="The bucket's start (UTC)")
+    counts: dict[str, int] = Field(
+        description="Batches created in the bucket, by their status now (absent: none)"
+    )
+
+
+class BatchTimeline(BaseModel):
+    """Batches over time by status: the last 48 buckets, oldest first, empty ones included."""
+
+    dataset_id: str
+    bucket: TimelineBucket
+    items: list[BatchBucket]
+
+
+class ErrorGroup(BaseModel):
+    reason: str = Field(description="The row-level error's reason, as the batches report it")
+    errors: int = Field(description="Row-level errors with this reason")
+    batches: int = Field(description="Failed batches with at least one")
+    last_at: datetime | None = Field(description="When the newest of them failed")
+    batch_ids: list[str] = Field(description="The newest of them (at most 5)")
+
+
+class ErrorGroups(BaseModel):
+    """Row-level errors of the dataset's failed batches, grouped by reason, most first."""
+
+    dataset_id: str
+    failed_batches_read: int = Field(description="At most this many newest failed batches read")
+    items: list[ErrorGroup]
+
+
+class ConsumerLag(BaseModel):
+    name: str
+    snapshot_id: int | None = Field(description="The checkpoint: the snapshot read last")
+    sequence_number: int
+    snapshots_behind: int = Field(description="Snapshots committed after the checkpoint")
+    seconds_behind: float | None = Field(
+        description="The current snapshot's commit time less the checkpoint's (null when the "
+        "checkpoint's snapshot is expired or none)"
+    )
+    updated_at: datetime
+
+
+class ConsumerLagList(BaseModel):
+    """Each consumer's checkpoint and how far behind the current snapshot it is."""
+
+    dataset_id: str
+    current_snapshot_id: int | None
+    items: list[ConsumerLag]

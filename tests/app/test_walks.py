@@ -57,6 +57,11 @@ WALKS: dict[tuple[str, str], Walk] = {
     ("GET", "/v1/datasets/{dataset_id}/snapshots"): Walk("read", at(D + "/snapshots"), True),
     ("GET", "/v1/datasets/{dataset_id}/rows"): Walk("read", at(D + "/rows"), True),
     ("GET", "/v1/datasets/{dataset_id}/stats"): Walk("read", at(D + "/stats"), True),
+    ("GET", "/v1/datasets/{dataset_id}/batch-timeline"): Walk(
+        "read", at(D + "/batch-timeline"), True
+    ),
+    ("GET", "/v1/datasets/{dataset_id}/errors"): Walk("read", at(D + "/errors"), True),
+    ("GET", "/v1/datasets/{dataset_id}/consumer-lag"): Walk("read", at(D + "/consumer-lag"), True),
     ("GET", "/v1/datasets/{dataset_id}/changes"): Walk(
         "read", at(D + "/changes", params={"kind": "appended"}), True
     ),
@@ -122,6 +127,7 @@ WALKS: dict[tuple[str, str], Walk] = {
     ("GET", "/v1/audit"): Walk("admin", at("/v1/audit"), False),
     ("POST", "/v1/cdc/events"): Walk("write", at("/v1/cdc/events", content=CDC_EVENT), False),
     ("GET", "/v1/cdc/lag"): Walk("read", at("/v1/cdc/lag"), False),
+    ("GET", "/v1/cdc/lag/history"): Walk("read", at("/v1/cdc/lag/history"), False),
     ("GET", "/v1/cdc/config"): Walk("read", at("/v1/cdc/config"), False),
     ("PUT", "/v1/cdc/config"): Walk(
         "admin", at("/v1/cdc/config", json={"retention_days": 7}), False
