@@ -5,6 +5,8 @@ from .audit_event_out_target import AuditEventOutTarget
 from .audit_page import AuditPage
 from .batch_action import BatchAction
 from .batch_action_out import BatchActionOut
+from .batch_bucket import BatchBucket
+from .batch_bucket_counts import BatchBucketCounts
 from .batch_create import BatchCreate
 from .batch_create_format import BatchCreateFormat
 from .batch_file_out import BatchFileOut
@@ -12,16 +14,23 @@ from .batch_list import BatchList
 from .batch_out import BatchOut
 from .batch_out_errors_type_0_item import BatchOutErrorsType0Item
 from .batch_out_replay_type_0 import BatchOutReplayType0
+from .batch_restatement import BatchRestatement
+from .batch_restatement_kind import BatchRestatementKind
 from .batch_status import BatchStatus
+from .batch_timeline import BatchTimeline
 from .cdc_config import CdcConfig
 from .cdc_config_out import CdcConfigOut
 from .cdc_events_post_json_body_item import CdcEventsPostJsonBodyItem
 from .cdc_lag import CdcLag
+from .cdc_lag_history import CdcLagHistory
+from .cdc_lag_point import CdcLagPoint
 from .changes_read_format import ChangesReadFormat
 from .changes_read_kind import ChangesReadKind
 from .compact_request import CompactRequest
 from .compact_strategy import CompactStrategy
 from .consumer_create import ConsumerCreate
+from .consumer_lag import ConsumerLag
+from .consumer_lag_list import ConsumerLagList
 from .consumer_list import ConsumerList
 from .consumer_out import ConsumerOut
 from .dataset_create import DatasetCreate
@@ -34,6 +43,8 @@ from .dataset_out_retention import DatasetOutRetention
 from .dataset_out_schema_item import DatasetOutSchemaItem
 from .dataset_stats import DatasetStats
 from .dataset_stats_batches import DatasetStatsBatches
+from .error_group import ErrorGroup
+from .error_groups import ErrorGroups
 from .events_accepted import EventsAccepted
 from .export_create import ExportCreate
 from .export_create_kind import ExportCreateKind
@@ -77,6 +88,7 @@ from .snapshot_out_summary import SnapshotOutSummary
 from .snapshot_out_tombstone import SnapshotOutTombstone
 from .snapshot_out_tombstones import SnapshotOutTombstones
 from .stuck_out import StuckOut
+from .timeline_bucket import TimelineBucket
 from .tombstone_list import TombstoneList
 from .tombstone_out import TombstoneOut
 from .tombstone_out_meta import TombstoneOutMeta
@@ -89,6 +101,8 @@ __all__ = (
     "AuditPage",
     "BatchAction",
     "BatchActionOut",
+    "BatchBucket",
+    "BatchBucketCounts",
     "BatchCreate",
     "BatchCreateFormat",
     "BatchFileOut",
@@ -96,16 +110,23 @@ __all__ = (
     "BatchOut",
     "BatchOutErrorsType0Item",
     "BatchOutReplayType0",
+    "BatchRestatement",
+    "BatchRestatementKind",
     "BatchStatus",
+    "BatchTimeline",
     "CdcConfig",
     "CdcConfigOut",
     "CdcEventsPostJsonBodyItem",
     "CdcLag",
+    "CdcLagHistory",
+    "CdcLagPoint",
     "ChangesReadFormat",
     "ChangesReadKind",
     "CompactRequest",
     "CompactStrategy",
     "ConsumerCreate",
+    "ConsumerLag",
+    "ConsumerLagList",
     "ConsumerList",
     "ConsumerOut",
     "DatasetCreate",
@@ -118,6 +139,8 @@ __all__ = (
     "DatasetOutSchemaItem",
     "DatasetStats",
     "DatasetStatsBatches",
+    "ErrorGroup",
+    "ErrorGroups",
     "EventsAccepted",
     "ExportCreate",
     "ExportCreateKind",
@@ -161,6 +184,7 @@ __all__ = (
     "SnapshotOutTombstone",
     "SnapshotOutTombstones",
     "StuckOut",
+    "TimelineBucket",
     "TombstoneList",
     "TombstoneOut",
     "TombstoneOutMeta",

@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from ..models.batch_file_out import BatchFileOut
     from ..models.batch_out_errors_type_0_item import BatchOutErrorsType0Item
     from ..models.batch_out_replay_type_0 import BatchOutReplayType0
+    from ..models.batch_restatement import BatchRestatement
     from ..models.stuck_out import StuckOut
 
 
@@ -24,7 +25,8 @@ class BatchOut:
     """
     Attributes:
         bytes_ (int):
-        completed_at (datetime.datetime | None):
+        completed_at (datetime.datetime | None): When it landed (its snapshot's commit time), failed or was aborted; a
+            later revert or replay never changes it
         created_at (datetime.datetime):
         dataset_id (str):
         errors (list[BatchOutErrorsType0Item] | None): A failed batch's row-level errors: {file, row, field, reason}
@@ -35,12 +37,15 @@ class BatchOut:
         job_id (None | str): Its ingest job (once completed)
         progress (float | None): The ingest job's progress, 0..1
         replay (BatchOutReplayType0 | None): {predecessors, reason} of a replay batch
-        restated_by (None | str): The pending revert or replay of this batch
+        restated_by (None | str): The id of the revert or replay restating (pending) or that restated this batch
         row_count (int | None): Rows ingested (once processed)
         snapshot_id (int | None): The Iceberg snapshot that committed its rows
         status (str): loading → staged → processing → success | failed; aborted; a 'success' batch becomes reverted or
             replaced
         updated_at (datetime.datetime):
+        restated_at (datetime.datetime | None | Unset): When a revert or replay restated it (the commit time of the
+            snapshot that made it reverted or replaced)
+        restatement (BatchRestatement | None | Unset): That restatement: its kind, state, replay batch and job
         stuck (None | StuckOut | Unset): Set while it is 'loading' with no upload and no COMPLETE for
             ICEBATCH_BATCH_LOADING_TTL_SECONDS: why, and what resolves it (the scheduler aborts it)
     """
@@ -62,6 +67,8 @@ class BatchOut:
     snapshot_id: int | None
     status: str
     updated_at: datetime.datetime
+    restated_at: datetime.datetime | None | Unset = UNSET
+    restatement: BatchRestatement | None | Unset = UNSET
     stuck: None | StuckOut | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
@@ -69,6 +76,7 @@ class BatchOut:
         from ..models.batch_out_replay_type_0 import (
             BatchOutReplayType0,  # noqa: PLC0415
         )
+        from ..models.batch_restatement import BatchRestatement  # noqa: PLC0415
         from ..models.stuck_out import StuckOut  # noqa: PLC0415
 
         bytes_ = self.bytes_
@@ -129,6 +137,22 @@ class BatchOut:
 
         updated_at = self.updated_at.isoformat()
 
+        restated_at: None | str | Unset
+        if isinstance(self.restated_at, Unset):
+            restated_at = UNSET
+        elif isinstance(self.restated_at, datetime.datetime):
+            restated_at = self.restated_at.isoformat()
+        else:
+            restated_at = self.restated_at
+
+        restatement: dict[str, Any] | None | Unset
+        if isinstance(self.restatement, Unset):
+            restatement = UNSET
+        elif isinstance(self.restatement, BatchRestatement):
+            restatement = self.restatement.to_dict()
+        else:
+            restatement = self.restatement
+
         stuck: dict[str, Any] | None | Unset
         if isinstance(self.stuck, Unset):
             stuck = UNSET
@@ -160,6 +184,10 @@ class BatchOut:
                 "updated_at": updated_at,
             }
         )
+        if restated_at is not UNSET:
+            field_dict["restated_at"] = restated_at
+        if restatement is not UNSET:
+            field_dict["restatement"] = restatement
         if stuck is not UNSET:
             field_dict["stuck"] = stuck
 
@@ -174,6 +202,7 @@ class BatchOut:
         from ..models.batch_out_replay_type_0 import (
             BatchOutReplayType0,  # noqa: PLC0415
         )
+        from ..models.batch_restatement import BatchRestatement  # noqa: PLC0415
         from ..models.stuck_out import StuckOut  # noqa: PLC0415
 
         d = dict(src_dict)
@@ -287,6 +316,40 @@ class BatchOut:
 
         updated_at = datetime.datetime.fromisoformat(d.pop("updated_at"))
 
+        def _parse_restated_at(data: object) -> datetime.datetime | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, str):
+                    raise TypeError()
+                restated_at_type_0 = datetime.datetime.fromisoformat(data)
+
+                return restated_at_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(datetime.datetime | None | Unset, data)
+
+        restated_at = _parse_restated_at(d.pop("restated_at", UNSET))
+
+        def _parse_restatement(data: object) -> BatchRestatement | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                restatement_type_0 = BatchRestatement.from_dict(data)
+
+                return restatement_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(BatchRestatement | None | Unset, data)
+
+        restatement = _parse_restatement(d.pop("restatement", UNSET))
+
         def _parse_stuck(data: object) -> None | StuckOut | Unset:
             if data is None:
                 return data
@@ -322,6 +385,8 @@ class BatchOut:
             snapshot_id=snapshot_id,
             status=status,
             updated_at=updated_at,
+            restated_at=restated_at,
+            restatement=restatement,
             stuck=stuck,
         )
 

@@ -24,7 +24,11 @@ class DatasetStats:
         current_snapshot_id (int | None):
         dataset_id (str):
         last_ingest_at (datetime.datetime | None): When the newest batch landed
-        rows (int): Rows of the batches whose rows are live ('success')
+        rows (int): The rows a read of the current snapshot returns: from metadata (the snapshot summary's records less
+            its position deletes, less the rows the tombstones not yet materialized hide), never a scan; GDPR-hidden,
+            reverted and replaced rows are not counted
+        rows_ingested (int): Rows the batches whose rows are live ('success') ingested: what was ingested, hidden rows
+            included (0 for a CDC raw table, which no batch writes)
         snapshots (int): Snapshots the table keeps
     """
 
@@ -34,6 +38,7 @@ class DatasetStats:
     dataset_id: str
     last_ingest_at: datetime.datetime | None
     rows: int
+    rows_ingested: int
     snapshots: int
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
@@ -55,6 +60,8 @@ class DatasetStats:
 
         rows = self.rows
 
+        rows_ingested = self.rows_ingested
+
         snapshots = self.snapshots
 
         field_dict: dict[str, Any] = {}
@@ -67,6 +74,7 @@ class DatasetStats:
                 "dataset_id": dataset_id,
                 "last_ingest_at": last_ingest_at,
                 "rows": rows,
+                "rows_ingested": rows_ingested,
                 "snapshots": snapshots,
             }
         )
@@ -108,6 +116,8 @@ class DatasetStats:
 
         rows = d.pop("rows")
 
+        rows_ingested = d.pop("rows_ingested")
+
         snapshots = d.pop("snapshots")
 
         dataset_stats = cls(
@@ -117,6 +127,7 @@ class DatasetStats:
             dataset_id=dataset_id,
             last_ingest_at=last_ingest_at,
             rows=rows,
+            rows_ingested=rows_ingested,
             snapshots=snapshots,
         )
 

@@ -84,9 +84,12 @@ def sync_detailed(
     *,
     client: AuthenticatedClient,
 ) -> Response[DatasetStats | Problem]:
-    """Batch counts by status, live rows, active tombstones and the newest ingest of a dataset.
+    """Batch counts by status, rows, active tombstones and the newest ingest of a dataset.
 
-     What a monitoring page shows per dataset (the web UI's datasets list reads it).
+     `rows` is what a read of the current snapshot returns, counted from metadata;
+    `rows_ingested` what the live batches ingested.
+
+    What a monitoring page shows per dataset (the web UI's datasets list reads it).
 
     Args:
         dataset_id (str):
@@ -115,9 +118,12 @@ def sync(
     *,
     client: AuthenticatedClient,
 ) -> DatasetStats | Problem | None:
-    """Batch counts by status, live rows, active tombstones and the newest ingest of a dataset.
+    """Batch counts by status, rows, active tombstones and the newest ingest of a dataset.
 
-     What a monitoring page shows per dataset (the web UI's datasets list reads it).
+     `rows` is what a read of the current snapshot returns, counted from metadata;
+    `rows_ingested` what the live batches ingested.
+
+    What a monitoring page shows per dataset (the web UI's datasets list reads it).
 
     Args:
         dataset_id (str):
@@ -141,9 +147,12 @@ async def asyncio_detailed(
     *,
     client: AuthenticatedClient,
 ) -> Response[DatasetStats | Problem]:
-    """Batch counts by status, live rows, active tombstones and the newest ingest of a dataset.
+    """Batch counts by status, rows, active tombstones and the newest ingest of a dataset.
 
-     What a monitoring page shows per dataset (the web UI's datasets list reads it).
+     `rows` is what a read of the current snapshot returns, counted from metadata;
+    `rows_ingested` what the live batches ingested.
+
+    What a monitoring page shows per dataset (the web UI's datasets list reads it).
 
     Args:
         dataset_id (str):
@@ -170,9 +179,12 @@ async def asyncio(
     *,
     client: AuthenticatedClient,
 ) -> DatasetStats | Problem | None:
-    """Batch counts by status, live rows, active tombstones and the newest ingest of a dataset.
+    """Batch counts by status, rows, active tombstones and the newest ingest of a dataset.
 
-     What a monitoring page shows per dataset (the web UI's datasets list reads it).
+     `rows` is what a read of the current snapshot returns, counted from metadata;
+    `rows_ingested` what the live batches ingested.
+
+    What a monitoring page shows per dataset (the web UI's datasets list reads it).
 
     Args:
         dataset_id (str):

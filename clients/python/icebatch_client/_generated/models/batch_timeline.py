@@ -1,0 +1,94 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from attrs import define as _attrs_define
+from attrs import field as _attrs_field
+
+from ..models.timeline_bucket import TimelineBucket
+
+if TYPE_CHECKING:
+    from ..models.batch_bucket import BatchBucket
+
+
+T = TypeVar("T", bound="BatchTimeline")
+
+
+@_attrs_define
+class BatchTimeline:
+    """Batches over time by status: the last 48 buckets, oldest first, empty ones included.
+
+    Attributes:
+        bucket (TimelineBucket):
+        dataset_id (str):
+        items (list[BatchBucket]):
+    """
+
+    bucket: TimelineBucket
+    dataset_id: str
+    items: list[BatchBucket]
+    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        bucket = self.bucket.value
+
+        dataset_id = self.dataset_id
+
+        items = []
+        for items_item_data in self.items:
+            items_item = items_item_data.to_dict()
+            items.append(items_item)
+
+        field_dict: dict[str, Any] = {}
+        field_dict.update(self.additional_properties)
+        field_dict.update(
+            {
+                "bucket": bucket,
+                "dataset_id": dataset_id,
+                "items": items,
+            }
+        )
+
+        return field_dict
+
+    @classmethod
+    def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.batch_bucket import BatchBucket  # noqa: PLC0415
+
+        d = dict(src_dict)
+        bucket = TimelineBucket(d.pop("bucket"))
+
+        dataset_id = d.pop("dataset_id")
+
+        items = []
+        _items = d.pop("items")
+        for items_item_data in _items:
+            items_item = BatchBucket.from_dict(items_item_data)
+
+            items.append(items_item)
+
+        batch_timeline = cls(
+            bucket=bucket,
+            dataset_id=dataset_id,
+            items=items,
+        )
+
+        batch_timeline.additional_properties = d
+        return batch_timeline
+
+    @property
+    def additional_keys(self) -> list[str]:
+        return list(self.additional_properties.keys())
+
+    def __getitem__(self, key: str) -> Any:
+        return self.additional_properties[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.additional_properties[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self.additional_properties[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.additional_properties
