@@ -24,7 +24,7 @@ from playwright.sync_api import Browser, Page, expect, sync_playwright
 
 from tests.fixtures.batches import csv_rows
 from tests.fixtures.datasets import EVENTS
-from tests.fixtures.e2e import finished, gdpr, upload_batch
+from tests.fixtures.e2e import finished, gdpr, privacy_complete, upload_batch
 from tests.fixtures.service import Service, embedded_env, new_org, wait_for
 
 pytestmark = [pytest.mark.e2e, pytest.mark.spark]
@@ -56,6 +56,7 @@ def lake(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lake]:
     env = embedded_env()
     # every ingest stays 'processing' a few seconds: long enough to watch (a warm Spark is fast)
     env["ICEBATCH_FAILPOINTS"] = "ingest-spark=6"
+    env["ICEBATCH_CDC_LAG_SAMPLE_SECONDS"] = "1"  # the lag history fills while the tests run
     service = Service(env, tmp_path_factory.mktemp("ui"))
     try:
         org = new_org()
@@ -426,3 +427,194 @@ def test_a_revoked_key_goes_back_to_sign_in(lake: Lake, page: Page) -> None:
     expect(page).to_have_url(re.compile(r"/ui/login\?next=%2Fui%2Fjobs"), timeout=30_000)
     expect(page.locator("#login-error")).to_contain_text("this API key was revoked at")
     assert page.evaluate("sessionStorage.getItem('icebatch.key')") is None
+
+
+def shown_duration(start: str, end: str) -> str:
+    """The UI's duration text (app.js `duration`), for the API's two times."""
+
+    def millis(text: str) -> datetime:  # JavaScript's Date keeps milliseconds
+        moment = datetime.fromisoformat(text)
+        return moment.replace(microsecond=moment.microsecond // 1000 * 1000)
+
+    secs = (millis(end) - millis(start)).total_seconds()
+    if secs < 60:
+        return f"{secs:.1f} s"
+    if secs < 3600:
+        return f"{int(secs // 60)} min {round(secs % 60)} s"
+    return f"{secs / 3600:.1f} h"
+
+
+def read_count(api: httpx.Client, dataset: str) -> int:
+    """An independent count: the rows a read of the dataset returns."""
+    answer = api.get(f"/v1/datasets/{dataset}/rows")
+    assert answer.status_code == 200, answer.text
+    return len(answer.text.splitlines())
+
+
+def test_the_rows_shown_are_the_rows_a_read_returns(lake: Lake, page: Page) -> None:
+    # issue 24: "rows" counted GDPR-hidden rows (5 shown, 2 readable) and a CDC raw table
+    # showed 0 rows while it held 2. Here: A's dataset after ingests, a revert and two GDPR
+    # deletes, one hiding a row of a live batch; B's CDC raw table, which no batch writes.
+    privacy_complete(lake.api, gdpr(lake.api, lake.dataset, ["u3"])[0])
+    signed_in(page, lake)
+    stats = lake.api.get(f"/v1/datasets/{lake.dataset}/stats").json()
+    readable = read_count(lake.api, lake.dataset)
+    assert stats["rows"] == readable < stats["rows_ingested"]  # GDPR hid an ingested row
+    row = page.locator(f'tr[data-dataset="{lake.dataset}"]')
+    expect(row.locator('[data-field="rows"]')).to_have_text(str(readable))
+    expect(row.locator('[data-field="rows-ingested"]')).to_have_text(str(stats["rows_ingested"]))
+    page.goto(f"{lake.url}/ui/datasets/{lake.dataset}")
+    expect(page.locator("#stat-rows .value")).to_have_text(str(readable))
+    expect(page.locator("#stat-rows-ingested .value")).to_have_text(str(stats["rows_ingested"]))
+
+    other = lake.service.client(lake.other_key)
+    raw = other.get("/v1/cdc/config").json()["raw_dataset_id"]
+    held = read_count(other, raw)
+    assert held == 2  # u1's profile cluster: u1 and crm:1, one row each
+    assert other.get(f"/v1/datasets/{raw}/stats").json()["rows"] == held
+    page.goto(f"{lake.url}/ui/login")
+    signed_in(page, lake, lake.other_key)
+    expect(page.locator(f'tr[data-dataset="{raw}"] [data-field="rows"]')).to_have_text(str(held))
+    other.close()
+
+
+def test_a_reverted_batch_keeps_its_duration_and_says_what_restated_it(
+    lake: Lake, page: Page
+) -> None:
+    # issue 24: a revert rewrote the batch's completed_at (a 3 s ingest showed 46 s)
+    batch = lake.api.get(f"/v1/batches/{lake.first}").json()
+    assert batch["status"] == "reverted"
+    restatement = batch["restatement"]
+    assert (restatement["kind"], restatement["state"]) == ("revert", "committed")
+    snapshot = lake.api.get(f"/v1/datasets/{lake.dataset}/snapshots").json()["items"]
+    landed = next(s for s in snapshot if s["snapshot_id"] == batch["snapshot_id"])
+    assert datetime.fromisoformat(batch["completed_at"]) == datetime.fromisoformat(
+        landed["committed_at"]
+    )
+    assert batch["restated_at"] > batch["completed_at"]
+    signed_in(page, lake)
+    page.goto(f"{lake.url}/ui/batches/{lake.first}")
+    details = page.locator("dl.fields")
+    duration = shown_duration(batch["created_at"], batch["completed_at"])
+    expect(details).to_contain_text(f"Duration{duration}")
+    restated = page.locator("#restated-by")
+    expect(restated).to_have_attribute("data-kind", "revert")
+    expect(restated).to_contain_text("revert (committed)")
+    expect(restated.locator("a")).to_have_attribute("href", f"/ui/jobs#job-{restatement['job_id']}")
+    expect(page.locator("#main")).not_to_contain_text("null")
+
+
+def visit_links(page: Page, url: str, starts: list[str]) -> set[str]:
+    """Visit `starts`, then every /ui link they show (once each); assert none lands on Not
+    found and a `#fragment` names an element of its page. The links followed."""
+    followed: set[str] = set()
+    found: list[str] = []
+    for start in starts:
+        page.goto(f"{url}{start}")
+        expect(page.locator("#main :is(h1, h2)").first).to_be_visible()
+        expect(page.locator("#not-found")).to_have_count(0)
+        hrefs = page.eval_on_selector_all(
+            "#main a[href^='/ui/']", "as => as.map(a => a.getAttribute('href'))"
+        )
+        found.extend(h for h in hrefs if h not in followed and h not in found)
+    for href in found:
+        page.goto("about:blank")  # a link to the same page's #fragment is a navigation too
+        answer = page.goto(f"{url}{href}")
+        assert answer is not None, href
+        assert answer.status < 400, href
+        expect(page.locator("#main :is(h1, h2)").first).to_be_visible()
+        expect(page.locator("#not-found"), href).to_have_count(0)
+        if "#" in href:
+            expect(page.locator(f"#{href.split('#', 1)[1]}"), href).to_have_count(1)
+        followed.add(href)
+    return followed
+
+
+def test_every_id_link_leads_somewhere_real(lake: Lake, page: Page) -> None:
+    # issue 24: the CDC snapshot's "batch cdc-…" link led to Not found
+    signed_in(page, lake)
+    batches = lake.api.get("/v1/batches", params={"dataset_id": lake.dataset}).json()["items"]
+    followed = visit_links(
+        page,
+        lake.url,
+        ["/ui/datasets", f"/ui/datasets/{lake.dataset}", f"/ui/batches/{lake.first}"],
+    )
+    assert {f"/ui/batches/{b['id']}" for b in batches} <= followed
+    page.goto(f"{lake.url}/ui/login")
+    signed_in(page, lake, lake.other_key)
+    other = lake.service.client(lake.other_key)
+    raw = other.get("/v1/cdc/config").json()["raw_dataset_id"]
+    other.close()
+    followed = visit_links(page, lake.url, ["/ui/datasets", f"/ui/datasets/{raw}", "/ui/cdc"])
+    assert "/ui/cdc" in followed
+    page.goto(f"{lake.url}/ui/datasets/{raw}")
+    expect(page.locator("#timeline")).to_contain_text("CDC run")
+
+
+def shown_seconds(value: float) -> str:
+    """The UI's text for a number of seconds (app.js `seconds`)."""
+    if not value:
+        return "0 s"
+    if value < 120:
+        return f"{value:.1f} s"
+    if value < 7200:
+        return f"{value / 60:.1f} min"
+    return f"{value / 3600:.1f} h"
+
+
+def test_the_dataset_page_monitors_batches_errors_and_consumers(lake: Lake, page: Page) -> None:
+    # batches over time by status, row errors by reason, consumer checkpoints and how far
+    # behind they are: each figure shown against a model built from the plain API lists
+    snapshots = lake.api.get(f"/v1/datasets/{lake.dataset}/snapshots").json()["items"]
+    oldest = snapshots[-1]
+    consumer = {"name": "billing", "snapshot_id": oldest["snapshot_id"]}
+    assert lake.api.post(f"/v1/datasets/{lake.dataset}/consumers", json=consumer).is_success
+    batches = lake.api.get("/v1/batches", params={"dataset_id": lake.dataset}).json()["items"]
+    by_status: dict[str, int] = {}
+    reasons: dict[str, int] = {}
+    for batch in batches:
+        by_status[batch["status"]] = by_status.get(batch["status"], 0) + 1
+        for error in batch["errors"] or [] if batch["status"] == "failed" else []:
+            reasons[error["reason"]] = reasons.get(error["reason"], 0) + 1
+    assert reasons  # the failed batch's row error
+    signed_in(page, lake)
+    page.goto(f"{lake.url}/ui/datasets/{lake.dataset}")
+    segments = page.locator("#batch-timeline rect[data-status]")
+    expect(segments.first).to_be_visible()
+    shown: dict[str, int] = {}
+    for status, n in segments.evaluate_all(
+        "rs => rs.map(r => [r.dataset.status, Number(r.dataset.n)])"
+    ):
+        shown[status] = shown.get(status, 0) + n
+    assert shown == by_status
+    for reason, count in reasons.items():
+        row = page.locator(f'#error-groups tr[data-reason="{reason}"]')
+        expect(row.locator('[data-field="errors"]')).to_have_text(str(count))
+        expect(row.locator('[data-field="batches"]')).to_have_text("1")
+    current = snapshots[0]
+    behind = [s for s in snapshots if s["sequence_number"] > oldest["sequence_number"]]
+    lag = (
+        datetime.fromisoformat(current["committed_at"])
+        - datetime.fromisoformat(oldest["committed_at"])
+    ).total_seconds()
+    row = page.locator('#consumers tr[data-consumer="billing"]')
+    expect(row.locator('[data-field="snapshots-behind"]')).to_have_text(str(len(behind)))
+    expect(row.locator('[data-field="seconds-behind"]')).to_have_text(shown_seconds(lag))
+    api_lag = lake.api.get(f"/v1/datasets/{lake.dataset}/consumer-lag").json()["items"][0]
+    assert (api_lag["snapshots_behind"], api_lag["seconds_behind"]) == (len(behind), lag)
+
+
+def test_the_replication_page_draws_the_lag_over_time(lake: Lake, page: Page) -> None:
+    # the beat's CDC pass samples B's lag (here every second): the chart is those samples
+    other = lake.service.client(lake.other_key)
+    wait_for(lambda: len(other.get("/v1/cdc/lag/history").json()["items"]) >= 2, 30, "lag samples")
+    signed_in(page, lake, lake.other_key)
+    page.goto(f"{lake.url}/ui/cdc")
+    expect(page.locator("#replication-history circle").first).to_be_attached()
+    values = page.locator("#replication-history circle").evaluate_all(
+        "cs => cs.map(c => Number(c.dataset.value))"
+    )
+    history = other.get("/v1/cdc/lag/history").json()
+    other.close()
+    assert history["sample_seconds"] == 1
+    assert values == [p["replication_lag_seconds"] for p in history["items"]][: len(values)]

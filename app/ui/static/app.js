@@ -3,6 +3,8 @@
 // Polling stays cheap: in-flight rows poll with If-None-Match (304 while unchanged), finished
 // rows stop, and lists ask only for what changed (`updated_since`).
 
+import { lineChart, stackedBars } from "/ui/static/charts.js";
+
 const KEY = "icebatch.key";
 const POLL_MS = 2000;
 const LIST_POLL_MS = 4000;
@@ -169,7 +171,8 @@ async function datasetsPage() {
     return h("tr", { "data-dataset": d.id },
       h("td", {}, h("a", { href: `/ui/datasets/${d.id}` }, d.name), h("div", { class: "muted mono" }, d.table)),
       h("td", {}, h("div", { class: "counts" }, counts.length ? counts : h("span", { class: "muted" }, "no batches"))),
-      h("td", { class: "num" }, num(st.rows)),
+      h("td", { class: "num", "data-field": "rows" }, num(st.rows)),
+      h("td", { class: "num", "data-field": "rows-ingested" }, num(st.rows_ingested)),
       h("td", { class: "num" }, num(st.active_tombstones)),
       h("td", { class: "num" }, num(st.snapshots)),
       h("td", {}, when(st.last_ingest_at)));
@@ -179,9 +182,11 @@ async function datasetsPage() {
       h("p", { class: "muted" }, `${datasets.length} dataset(s) of your organization`))),
     h("section", { class: "card" }, h("table", { id: "datasets" },
       h("thead", {}, h("tr", {}, h("th", {}, "Dataset"), h("th", {}, "Batches by status"),
-        h("th", { class: "num" }, "Rows"), h("th", { class: "num" }, "Active tombstones"),
+        h("th", { class: "num", title: "What a read of the current snapshot returns" }, "Rows"),
+        h("th", { class: "num", title: "What the live batches ingested, hidden rows included" }, "Rows ingested"),
+        h("th", { class: "num" }, "Active tombstones"),
         h("th", { class: "num" }, "Snapshots"), h("th", {}, "Last ingest"))),
-      h("tbody", {}, rows.length ? rows : h("tr", {}, h("td", { colspan: 6, class: "empty" },
+      h("tbody", {}, rows.length ? rows : h("tr", {}, h("td", { colspan: 7, class: "empty" },
         "No dataset yet: create one with `icebatch datasets create`."))))),
   );
 }
@@ -257,19 +262,24 @@ function timeline(snapshots) {
   return h("ul", { class: "timeline", id: "timeline" }, snapshots.slice(0, 50).map((snap) => {
     const op = snap.icebatch["icebatch.operation"] || snap.operation;
     const batch = snap.icebatch["icebatch.batch-id"];
+    // a CDC merge names its run (`cdc-<job>-<sequence>`), not a batch: it links to replication
+    const link = !batch ? null : op === "cdc" || batch.startsWith("cdc-")
+      ? h("a", { href: "/ui/cdc", title: batch }, "CDC run")
+      : h("a", { href: `/ui/batches/${batch}` }, `batch ${short(batch)}`);
     return h("li", { style: `--c: var(${colors[op] || "--accent"})` },
       h("span", { class: "op" }, op), " ",
-      h("span", { class: "mono muted" }, snap.snapshot_id), " ",
-      batch ? h("a", { href: `/ui/batches/${batch}` }, `batch ${short(batch)}`) : null,
+      h("span", { class: "mono muted" }, snap.snapshot_id), " ", link,
       h("div", { class: "when" }, `${when(snap.committed_at)} · ${num(snap.tombstones.total)} tombstone(s) in force`));
   }));
 }
 
 async function datasetPage() {
   const id = body.dataset.dataset;
-  const [dataset, stats, snapshots, batches] = await Promise.all([
+  const [dataset, stats, snapshots, batches, timelineOf, errorGroups, consumers] = await Promise.all([
     get(`/v1/datasets/${id}`), get(`/v1/datasets/${id}/stats`),
-    all(`/v1/datasets/${id}/snapshots`, 500), all(`/v1/batches?dataset_id=${id}`, 1000)]);
+    all(`/v1/datasets/${id}/snapshots`, 500), all(`/v1/batches?dataset_id=${id}`, 1000),
+    get(`/v1/datasets/${id}/batch-timeline?bucket=hour`), get(`/v1/datasets/${id}/errors`),
+    get(`/v1/datasets/${id}/consumer-lag`)]);
   document.title = `${dataset.name} · Icebatch`;
   const known = new Map(batches.map((b) => [b.id, b]));
   let since = batches.reduce((m, b) => (b.updated_at > m ? b.updated_at : m), "");
@@ -305,7 +315,8 @@ async function datasetPage() {
     h("div", { class: "head" }, h("div", {}, h("h1", { id: "dataset-name" }, dataset.name),
       h("p", { class: "muted mono" }, `${dataset.table} · ${dataset.id}`))),
     h("div", { class: "grid stats" },
-      [["Rows (live batches)", num(stats.rows), "stat-rows"], ["Batches", num(batches.length), "stat-batches"],
+      [["Rows (readable)", num(stats.rows), "stat-rows"], ["Rows ingested", num(stats.rows_ingested), "stat-rows-ingested"],
+        ["Batches", num(batches.length), "stat-batches"],
         ["Active tombstones", num(stats.active_tombstones), "stat-tombstones"], ["Snapshots", num(stats.snapshots), "stat-snapshots"],
         ["Last ingest", when(stats.last_ingest_at), "stat-last"]].map(([label, value, sid]) =>
         h("div", { class: "stat", id: sid }, h("div", { class: "label" }, label),
@@ -313,6 +324,26 @@ async function datasetPage() {
     h("div", { class: "grid two" },
       h("section", { class: "card" }, h("h2", {}, "Rows ingested per day"), barChart(days, "Rows ingested per day")),
       h("section", { class: "card" }, h("h2", {}, "Active tombstones over time"), stepChart(tombs, "Active tombstones over time"))),
+    h("div", { class: "grid two" },
+      h("section", { class: "card", id: "batch-timeline" }, h("h2", {}, "Batches per hour, by status (48 h)"),
+        stackedBars(timelineOf.items, BATCH_STATUSES, "Batches per hour by status", true)),
+      h("section", { class: "card", id: "error-groups" }, h("h2", {}, "Row errors by reason"),
+        errorGroups.items.length ? h("table", {}, h("thead", {}, h("tr", {}, h("th", {}, "Reason"),
+          h("th", { class: "num" }, "Errors"), h("th", { class: "num" }, "Batches"), h("th", {}, "Newest"))),
+        h("tbody", {}, errorGroups.items.map((g) => h("tr", { "data-reason": g.reason },
+          h("td", {}, g.reason), h("td", { class: "num", "data-field": "errors" }, num(g.errors)),
+          h("td", { class: "num", "data-field": "batches" }, num(g.batches)),
+          h("td", {}, g.batch_ids.map((b) => h("a", { class: "mono", href: `/ui/batches/${b}` }, `${short(b)} `)), when(g.last_at))))))
+          : h("p", { class: "empty" }, "No row errors."))),
+    h("section", { class: "card", id: "consumers" }, h("h2", {}, "Consumer checkpoints"),
+      consumers.items.length ? h("table", {}, h("thead", {}, h("tr", {}, h("th", {}, "Consumer"), h("th", {}, "Checkpoint snapshot"),
+        h("th", { class: "num" }, "Snapshots behind"), h("th", { class: "num" }, "Behind"), h("th", {}, "Moved"))),
+      h("tbody", {}, consumers.items.map((c) => h("tr", { "data-consumer": c.name },
+        h("td", {}, c.name), h("td", { class: "mono" }, c.snapshot_id ?? "–"),
+        h("td", { class: "num", "data-field": "snapshots-behind" }, num(c.snapshots_behind)),
+        h("td", { class: "num", "data-field": "seconds-behind" }, c.seconds_behind === null ? "–" : seconds(c.seconds_behind)),
+        h("td", {}, when(c.updated_at))))))
+        : h("p", { class: "empty" }, "No consumer: register one with POST /v1/datasets/{id}/consumers.")),
     h("section", { class: "card" }, h("h2", {}, "Batches"),
       h("div", { class: "toolbar" }, filter, search, h("span", { class: "spacer" }), count),
       legend(),
@@ -350,6 +381,15 @@ function errorsCsv(errors) {
   return [cols.join(","), ...errors.map((e) => cols.map((c) => cell(e[c])).join(","))].join("\n") + "\n";
 }
 
+function restatedBy(r) {
+  if (!r) return "–";
+  const job = r.job_id ? [" · job ", h("a", { class: "mono", href: `/ui/jobs#job-${r.job_id}` }, short(r.job_id))] : [];
+  const what = r.kind === "replay" && r.batch_id
+    ? ["replay batch ", h("a", { class: "mono", href: `/ui/batches/${r.batch_id}` }, short(r.batch_id))]
+    : [h("span", { title: `restatement ${r.id}` }, r.kind)];
+  return h("span", { id: "restated-by", "data-kind": r.kind }, what, ` (${r.state})`, job);
+}
+
 async function batchPage() {
   const id = body.dataset.batch;
   const path = `/v1/batches/${id}`;
@@ -384,7 +424,8 @@ async function batchPage() {
           ["Completed", when(batch.completed_at)], ["Duration", duration(batch.created_at, batch.completed_at)],
           ["Job", batch.job_id ? h("a", { class: "mono", href: `/ui/jobs/${batch.job_id}` }, batch.job_id) : "–"],
           ["Replaces", batch.replay ? batch.replay.predecessors.map((p) => h("a", { href: `/ui/batches/${p}`, class: "mono" }, `${short(p)} `)) : "–"],
-          ["Restated by", batch.restated_by || "–"],
+          ["Restated", when(batch.restated_at)],
+          ["Restated by", restatedBy(batch.restatement)],
           ["Files", (batch.files || []).map((f) => `${f.name} (${bytes(f.bytes)})`).join(", ") || "–"]]
           .map(([k, v]) => [h("dt", {}, k), h("dd", {}, v)]))),
       errors.length ? h("section", { class: "card", id: "errors" },
@@ -654,6 +695,7 @@ function lagCard(lag) {
 async function cdcPage() {
   const config = (await api("/v1/cdc/config")).data;
   const card = h("div", {});
+  const history = h("div", {});
   const found = h("div", {});
   const input = h("input", { id: "profile-id", placeholder: "entity id", required: true });
   const form = h("form", { id: "profile-form", class: "inline" }, input, h("button", { type: "submit" }, "Show profile"));
@@ -671,8 +713,16 @@ async function cdcPage() {
   render(h("div", { class: "head" }, h("div", {}, h("h1", {}, "Replication"),
       h("p", { class: "muted" }, "Change events → staging → the raw table",
         config.raw_dataset_id ? [" (", h("a", { href: `/ui/datasets/${config.raw_dataset_id}` }, config.raw_table), ")"] : ""))),
-    card, h("section", { class: "card" }, h("h2", {}, "Merged profile"), form, found));
-  const draw = async () => fill(card, lagCard((await api("/v1/cdc/lag")).data));
+    card, h("section", { class: "card", id: "replication-history" }, h("h2", {}, "Replication lag over time"), history),
+    h("section", { class: "card" }, h("h2", {}, "Merged profile"), form, found));
+  const draw = async () => {
+    fill(card, lagCard((await api("/v1/cdc/lag")).data));
+    const samples = (await api("/v1/cdc/lag/history")).data;
+    fill(history, lineChart(samples.items.map((p) => ({ t: new Date(p.at).getTime(), value: p.replication_lag_seconds })),
+      `Replication lag of tenant ${samples.tenant}`, "s"),
+    h("p", { class: "muted", id: "lag-samples", "data-count": String(samples.items.length) },
+      `${samples.items.length} sample(s), one per ${samples.sample_seconds} s at most, kept ${seconds(samples.retention_seconds)}`));
+  };
   await draw();
   setInterval(() => draw().catch(failure), POLL_MS);
 }
