@@ -574,7 +574,9 @@ def test_the_dataset_page_monitors_batches_errors_and_consumers(lake: Lake, page
     reasons: dict[str, int] = {}
     for batch in batches:
         by_status[batch["status"]] = by_status.get(batch["status"], 0) + 1
-        for error in batch["errors"] or [] if batch["status"] == "failed" else []:
+        if batch["status"] != "failed":
+            continue
+        for error in batch["errors"] or []:
             reasons[error["reason"]] = reasons.get(error["reason"], 0) + 1
     assert reasons  # the failed batch's row error
     signed_in(page, lake)
