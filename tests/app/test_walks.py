@@ -147,6 +147,7 @@ EXEMPT |= {
         "/ui/datasets/{dataset_id}",
         "/ui/batches/{batch_id}",
         "/ui/jobs",
+        "/ui/jobs/{job_id}",
         "/ui/privacy",
         "/ui/privacy/{job_id}",
         "/ui/cdc",

@@ -500,7 +500,7 @@ def test_a_reverted_batch_keeps_its_duration_and_says_what_restated_it(
     restated = page.locator("#restated-by")
     expect(restated).to_have_attribute("data-kind", "revert")
     expect(restated).to_contain_text("revert (committed)")
-    expect(restated.locator("a")).to_have_attribute("href", f"/ui/jobs#job-{restatement['job_id']}")
+    expect(restated.locator("a")).to_have_attribute("href", f"/ui/jobs/{restatement['job_id']}")
     expect(page.locator("#main")).not_to_contain_text("null")
 
 

@@ -62,7 +62,7 @@ def test_upgrade_downgrade_upgrade(database_url: str) -> None:
     columns = {c["name"] for c in inspect(engine).get_columns("jobs")}
     engine.dispose()
     assert {"state", "stage", "progress", "attempt", "heartbeat_at", "request_id"} <= columns
-    assert {"key_id", "stages"} <= columns  # 0008_h2
+    assert {"key_id", "stages"} <= columns  # 0008
     command.downgrade(config, "base")
     assert tables(database_url) == set()
     command.upgrade(config, "head")

@@ -383,7 +383,7 @@ function errorsCsv(errors) {
 
 function restatedBy(r) {
   if (!r) return "–";
-  const job = r.job_id ? [" · job ", h("a", { class: "mono", href: `/ui/jobs#job-${r.job_id}` }, short(r.job_id))] : [];
+  const job = r.job_id ? [" · job ", h("a", { class: "mono", href: `/ui/jobs/${r.job_id}` }, short(r.job_id))] : [];
   const what = r.kind === "replay" && r.batch_id
     ? ["replay batch ", h("a", { class: "mono", href: `/ui/batches/${r.batch_id}` }, short(r.batch_id))]
     : [h("span", { title: `restatement ${r.id}` }, r.kind)];

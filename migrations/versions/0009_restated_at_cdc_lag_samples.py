@@ -1,8 +1,8 @@
-"""h1: batches.restated_at, when a revert or replay restated a batch (its completed_at stays
+"""batches.restated_at, when a revert or replay restated a batch (its completed_at stays
 when it landed); cdc_lag_samples, the replication lag history
 
-Revision ID: 0008_h1
-Revises: 0007
+Revision ID: 0009
+Revises: 0008
 Create Date: 2026-11-26 18:45:00
 """
 
@@ -11,8 +11,8 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0008_h1"
-down_revision: str | None = "0007"
+revision: str = "0009"
+down_revision: str | None = "0008"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -1,6 +1,6 @@
-"""h2: jobs remember each stage's start and end (stages) and the API key that created them (key_id)
+"""jobs remember each stage's start and end (stages) and the API key that created them (key_id)
 
-Revision ID: 0008_h2
+Revision ID: 0008
 Revises: 0007
 Create Date: 2026-11-26 18:45:00
 """
@@ -10,7 +10,7 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0008_h2"
+revision: str = "0008"
 down_revision: str | None = "0007"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
