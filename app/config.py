@@ -66,6 +66,9 @@ class Settings(BaseSettings):
     # docs/object-storage.md), shipped to executors with Icebatch's own through `spark.jars`
     spark_extra_jars: str = ""
     spark_executor_wait_seconds: float = Field(default=300.0, gt=0)
+    # a worker builds its SparkSession when it starts (workers/spark/warmup.py), not in its
+    # first job
+    spark_warm_up: bool = True
     catalog_name: str = "icebatch"
     max_file_bytes: int = 5 * 1024**3
     max_batch_files: int = 1000

@@ -15,7 +15,7 @@ from app.jobs.broker import make_celery
 from app.jobs.kinds import TaskName
 from app.jobs.reconciler import Reconciler
 from app.logs import configure_logging
-from workers import metrics
+from workers import metrics, periodic_logs
 from workers.runtime import JobContext, run_job
 
 log = logging.getLogger(__name__)
@@ -70,8 +70,18 @@ def _reconcile_forever() -> None:
 @celeryd_init.connect  # before the worker's first warnings
 @setup_logging.connect
 def _logging(**_: Any) -> None:
-    """Celery leaves logging to us (no root-logger hijack, no stdout redirect): JSON lines."""
+    """Celery leaves logging to us (no root-logger hijack, no stdout redirect): JSON lines;
+    its lines about each periodic pass at DEBUG (`workers.periodic_logs`)."""
     configure_logging()
+    periodic_logs.install()
+
+
+@worker_ready.connect
+def _warm_spark(**_: Any) -> None:
+    """The SparkSession is built while the worker takes tasks (a task needing it waits)."""
+    from workers.spark import warmup
+
+    warmup.start()
 
 
 @worker_ready.connect

@@ -61,4 +61,6 @@ def schedule_cdc() -> dict[str, list[str]]:
             ):
                 service.ensure_job(session, tenant.org, JobKind.CDC_PROCESS, tenant.raw_dataset_id)
                 out["process"].append(tenant.org)
+    if out["stage"] or out["process"]:  # an empty pass is silent (workers/periodic_logs.py)
+        log.info("cdc scheduler: staging for %s, processing for %s", out["stage"], out["process"])
     return out
