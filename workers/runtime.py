@@ -31,6 +31,7 @@ from app.jobs.kinds import JobKind, Payload
 from app.models import Dataset, Job, JobState
 from workers.metrics import JOB_DURATION, QUEUE_WAIT
 from workers.outage import describe, is_outage, through_outages, wait_for_store
+from workers.spark import warmup
 
 log = logging.getLogger(__name__)
 WORKER_NAME = f"{socket.gethostname()}:{os.getpid()}"
@@ -268,6 +269,7 @@ def run_job(job_id: str, handler: Callable[[JobContext], dict[str, Any]]) -> Non
     in the same attempt once the store is back (handlers are safe to repeat: at-least-once).
     """
     with bound_contextvars(job_id=job_id):
+        warmup.wait()  # claimed once the worker's Spark is warm: its time is the job's own
         ctx = through_outages(lambda: claim(job_id), f"claiming job {job_id}")
         if ctx is None:
             log.info(

@@ -1,10 +1,11 @@
 """Warm the worker's SparkSession when the worker starts, so that its first job does not pay the
 JVM's start and first use (about 10 s on 2 cores) inside a user's batch.
 
-`start()` runs in a thread of its own: the worker takes tasks meanwhile, and a task that needs
-Spark before the session is built waits for it in `get_spark` (its lock), as it would have
-built it itself. The session is the process's one (`workers.spark.session`): the warm-up only
-builds it earlier. With a local master it then runs a tiny ingest-shaped job (a CSV read, a
+`start()` runs it in a thread of its own: the worker takes tasks meanwhile (the beat's passes
+run), but a job waits for the warm-up to end before it claims its row (`wait()`, called by
+`workers.runtime.run_job`), so it neither races the warm-up for the cores nor counts the JVM's
+start in its own time. The session is the process's one (`workers.spark.session`): the warm-up
+only builds it earlier. With a local master it then runs a tiny ingest-shaped job (a CSV read, a
 day-partitioned Iceberg write and a read back) on a throwaway Hadoop catalog in a temp folder,
 which loads the classes and code paths a first ingest needs; on a cluster it builds the session
 only (the executors are the cluster's). `ICEBATCH_SPARK_WARM_UP=false` turns it off.
@@ -18,13 +19,16 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-
-from pyspark.sql import SparkSession
+from typing import TYPE_CHECKING
 
 from app.config import get_settings
-from workers.spark.session import get_spark, on_cluster
+
+if TYPE_CHECKING:  # pyspark is imported by the warm-up itself, not by the job runtime
+    from pyspark.sql import SparkSession
 
 log = logging.getLogger(__name__)
+_done = threading.Event()
+_done.set()  # no warm-up under way
 CATALOG = "icebatch_warm_up"
 CSV = "event_id,user_id,event_time\n1,u1,2024-01-01T10:00:00\n2,u2,2024-01-02T11:00:00\n"
 
@@ -58,6 +62,8 @@ def workload(spark: SparkSession, folder: Path) -> int:
 def warm_up() -> None:
     """Build the session (and, locally, run the workload); log how long it took. A failure
     only warns: the first job builds the session as before."""
+    from workers.spark.session import get_spark, on_cluster
+
     began = time.monotonic()
     try:
         spark = get_spark()
@@ -70,6 +76,8 @@ def warm_up() -> None:
     except Exception:
         log.warning("warming the SparkSession failed; the first job will start it", exc_info=True)
         return
+    finally:
+        _done.set()
     log.info("SparkSession warm after %.1f s", time.monotonic() - began)
 
 
@@ -77,6 +85,14 @@ def start() -> threading.Thread | None:
     """Warm the session in a daemon thread, unless `spark_warm_up` is off: the thread."""
     if not get_settings().spark_warm_up:
         return None
+    _done.clear()
     thread = threading.Thread(target=warm_up, name="spark-warm-up", daemon=True)
     thread.start()
     return thread
+
+
+def wait() -> None:
+    """Return once no warm-up is under way (at once when none was started)."""
+    if not _done.is_set():
+        log.info("waiting for the SparkSession warm-up")
+        _done.wait()
