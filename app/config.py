@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
 from typing import Literal
@@ -23,13 +22,13 @@ class OrgLimits(BaseModel):
     max_inflight_jobs: int | None = Field(default=None, ge=0)
 
 
-def default_home(environ: Mapping[str, str]) -> Path:
-    """Embedded mode's state folder when `ICEBATCH_HOME` is not set: one per user, wherever a
-    command runs (`$XDG_DATA_HOME/icebatch`, else `~/.local/share/icebatch`), so `icebatch keys
-    create` in another folder than `icebatch up` finds the same store."""
-    data_home = environ.get("XDG_DATA_HOME", "")
-    base = Path(data_home) if data_home and Path(data_home).is_absolute() else None
-    return (base or Path.home() / ".local" / "share") / "icebatch"
+def default_home() -> Path:
+    """Embedded mode's state folder, one per user wherever a command runs:
+    `$XDG_DATA_HOME/icebatch`, else `~/.local/share/icebatch` (a relative `XDG_DATA_HOME` is
+    ignored, as the XDG spec says). `ICEBATCH_HOME` overrides it."""
+    base = os.environ.get("XDG_DATA_HOME", "")
+    root = Path(base) if base and Path(base).is_absolute() else Path.home() / ".local" / "share"
+    return root / "icebatch"
 
 
 class Settings(BaseSettings):
@@ -38,8 +37,9 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="ICEBATCH_", extra="ignore")
 
     home: Path = Field(
-        default_factory=lambda: default_home(os.environ),
-        description="State folder of embedded mode: one per user wherever the command runs.",
+        default_factory=default_home,
+        description="State folder of embedded mode [$XDG_DATA_HOME/icebatch, else "
+        "~/.local/share/icebatch].",
     )
     database_url: str = Field(default="", description="SQLAlchemy URL of the metadata store.")
     broker_url: str = Field(default="", description="Celery broker URL.")
@@ -145,10 +145,6 @@ class Settings(BaseSettings):
     cdc_schedule_seconds: float = Field(default=2.0, gt=0)
     cdc_max_events_per_run: int = Field(default=500_000, ge=1)
     cdc_compact_files: int = Field(default=16, ge=1)  # files in a raw-table partition: compact
-    # the replication lag history (GET /v1/cdc/lag/history): the beat's CDC pass records each
-    # tenant's lag at most this often, and forgets samples older than the retention
-    cdc_lag_sample_seconds: float = Field(default=30.0, gt=0)
-    cdc_lag_retention_seconds: float = Field(default=86_400.0, gt=0)
 
     @model_validator(mode="after")
     def _embedded_defaults(self) -> Settings:

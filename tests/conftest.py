@@ -1,11 +1,14 @@
-"""Registers the fixtures of tests/fixtures/ for every test (no test module imports another)."""
+"""Registers the fixtures of tests/fixtures/ for every test (no test module imports another).
+
+No test touches the real per-user store (`$XDG_DATA_HOME/icebatch`, app/config.py): the tests'
+own settings name ICEBATCH_HOME, and anything that reads the default before them (a module's
+`get_settings()` at import) finds a data folder under build/ instead of the user's."""
 
 import os
-import tempfile
+from pathlib import Path
 
-# embedded mode's default store is per user (~/.local/share/icebatch): a test that forgets
-# ICEBATCH_HOME writes into a folder of its own, never into the real home
-os.environ["XDG_DATA_HOME"] = tempfile.mkdtemp(prefix="icebatch-test-data-")
+os.environ["XDG_DATA_HOME"] = str(Path(__file__).resolve().parent.parent / "build" / "test-data")
+
 
 pytest_plugins = [
     "tests.fixtures.schedule",

@@ -36,26 +36,33 @@ def alembic_config(url: str | None = None) -> Config:
     return config
 
 
+def new_store() -> bool:
+    """Whether the embedded store (a SQLite metadata store) is still to be created."""
+    from sqlalchemy.engine import make_url
+
+    from app.config import get_settings
+
+    url = make_url(get_settings().database_url)
+    return (
+        url.get_backend_name() == "sqlite"
+        and bool(url.database)
+        and not (Path(url.database or "").exists())
+    )
+
+
 @cli.command()
 def migrate() -> None:
     """Bring the metadata store to the newest schema and create the Iceberg catalog tables."""
     from alembic import command
-    from sqlalchemy.engine import make_url
 
     from app.config import get_settings
     from app.lake.catalog import get_catalog
 
-    settings = get_settings()
-    database = make_url(settings.database_url).database if settings.is_sqlite else None
-    new_store = database is not None and not Path(database).exists()
+    creating = new_store()
     command.upgrade(alembic_config(), "head")
-    if new_store:
-        # said once, where the store is born: a second store by mistake is seen at once
-        typer.echo(
-            f"created a new embedded store in {settings.home} (ICEBATCH_HOME to choose another)",
-            err=True,
-        )
     get_catalog()  # PyIceberg's SqlCatalog creates iceberg_tables & co. if they are missing
+    if creating:  # once per store, by whichever command made it (`up`, `keys create`, ...)
+        typer.echo(f"created store at {get_settings().home}", err=True)
 
 
 def _worker_argv(concurrency: int, beat: bool = False) -> list[str]:
