@@ -12,6 +12,7 @@ clock, this machine's) minus that start; "CLI returned" is when the upload comma
 Then `--warm` more two-row batches are uploaded with the CLI (end to end: the command's run,
 CLI start-up and its polling included) and `--warm` more over HTTP (upload → COMPLETE → polled
 every 0.1 s for `success`: no CLI). "job" is the ingest job's `finished_at - started_at`.
+Last, the service is left idle for `--idle` seconds and the lines it logs meanwhile counted.
 
 The baseline, measured in the same run, is the warm batch: the ratios say how much the first
 batch's job costs against a later one's (the SparkSession start it pays), and how long a
@@ -135,10 +136,16 @@ def run(args: argparse.Namespace, work: Path) -> None:
                 batch = http_ingest(client, first["dataset_id"], CSV.format(a=100 + n, b=200 + n))
                 warm_http.append(time.perf_counter() - t)
                 warm_jobs.append(job_seconds(client, batch))
+            time.sleep(3)  # the last batch's lines are written
+            before_idle = len((work / "up.log").read_text().splitlines())
+            time.sleep(args.idle)  # nothing asked of it: what an idle `icebatch up` logs
+            idle_lines = len((work / "up.log").read_text().splitlines()) - before_idle
     finally:
         stop(procs)
     lines = len((work / "up.log").read_text().splitlines())
     print(f"\nseconds since `icebatch up` started (fresh store; {lines} lines logged in all):")
+    per_minute = idle_lines * 60 / args.idle
+    print(f"  idle: {idle_lines} lines logged in {args.idle:.0f} s ({per_minute:.0f} a minute)")
     for name, value in marks.items():
         print(f"  {name:<30} {value:7.2f}")
     print("\n| measure                        |  median | all runs (s)")
@@ -156,6 +163,7 @@ def run(args: argparse.Namespace, work: Path) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--warm", type=int, default=3, help="Warm batches per path (CLI, HTTP).")
+    parser.add_argument("--idle", type=float, default=20, help="Seconds idle at the end.")
     parser.add_argument("--keep", action="store_true", help="Keep the run's folder (logs).")
     args = parser.parse_args()
     local_run()
