@@ -6,7 +6,7 @@ run), but a job waits for the warm-up to end before it claims its row (`wait()`,
 `workers.runtime.run_job`), so it neither races the warm-up for the cores nor counts the JVM's
 start in its own time. The session is the process's one (`workers.spark.session`): the warm-up
 only builds it earlier. With a local master it then runs a tiny ingest-shaped job (a CSV read, a
-day-partitioned Iceberg write and a read back) on a throwaway Hadoop catalog in a temp folder,
+day-partitioned Iceberg write and a read back) on a throwaway JDBC catalog in a temp folder,
 which loads the classes and code paths a first ingest needs; on a cluster it builds the session
 only (the executors are the cluster's). `ICEBATCH_SPARK_WARM_UP=false` turns it off.
 """
@@ -34,12 +34,19 @@ CSV = "event_id,user_id,event_time\n1,u1,2024-01-01T10:00:00\n2,u2,2024-01-02T11
 
 
 def workload(spark: SparkSession, folder: Path) -> int:
-    """A two-row CSV appended to a day-partitioned Iceberg table of a Hadoop catalog in
-    `folder`, then counted: the rows read back."""
+    """A two-row CSV appended to a day-partitioned Iceberg table of a throwaway JDBC catalog
+    (SQLite) in `folder`, then counted: the rows read back."""
     prefix = f"spark.sql.catalog.{CATALOG}"
-    spark.conf.set(prefix, "org.apache.iceberg.spark.SparkCatalog")
-    spark.conf.set(f"{prefix}.type", "hadoop")
-    spark.conf.set(f"{prefix}.warehouse", (folder / "warehouse").as_uri())
+    conf = {  # a JDBC catalog like the real one (its driver, its commits), on its own file
+        prefix: "org.apache.iceberg.spark.SparkCatalog",
+        f"{prefix}.type": "jdbc",
+        f"{prefix}.uri": f"jdbc:sqlite:{folder / 'catalog.db'}",
+        f"{prefix}.jdbc.schema-version": "V1",
+        f"{prefix}.cache-enabled": "false",
+        f"{prefix}.warehouse": (folder / "warehouse").as_uri(),
+    }
+    for key, value in conf.items():
+        spark.conf.set(key, value)
     source = folder / "rows.csv"
     source.write_text(CSV)
     table = f"{CATALOG}.warm.events"
