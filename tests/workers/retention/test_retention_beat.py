@@ -1,5 +1,6 @@
 """`icebatch worker --beat`: the worker runs Celery's embedded beat, which sends the maintenance
-pass (`icebatch.schedule`) every `scheduler_seconds`, and the worker runs it."""
+pass (`icebatch.schedule`) every `scheduler_seconds`, and the worker runs it. Celery's lines
+about each pass are DEBUG (workers/periodic_logs.py): this worker logs at DEBUG to see them."""
 
 from __future__ import annotations
 
@@ -20,14 +21,19 @@ def test_worker_beat_runs_the_scheduler(tmp_path: Path) -> None:
         "ICEBATCH_WAREHOUSE": "",
         "ICEBATCH_CATALOG_NAME": "icebatch",
         "ICEBATCH_SCHEDULER_SECONDS": "1",
+        "ICEBATCH_LOG_LEVEL": "debug",
+        "ICEBATCH_SPARK_WARM_UP": "false",
     }
     service = Service(env, tmp_path)
     try:
-        service._spawn("worker", "worker", "--beat")  # start_worker takes no CLI flags
+        service.start_worker(args=("--beat",))
 
         def passes() -> int:
             lines = service.log("worker").splitlines()
-            return sum("Task icebatch.schedule[" in x and "succeeded in" in x for x in lines)
+            return sum(
+                "Task icebatch.schedule[" in x and "succeeded in" in x and '"debug"' in x
+                for x in lines
+            )
 
         wait_for(lambda: passes() >= 2, 90, "two scheduler passes sent by beat")
         log = service.log("worker")
