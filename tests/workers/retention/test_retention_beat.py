@@ -22,7 +22,6 @@ def test_worker_beat_runs_the_scheduler(tmp_path: Path) -> None:
         "ICEBATCH_CATALOG_NAME": "icebatch",
         "ICEBATCH_SCHEDULER_SECONDS": "1",
         "ICEBATCH_LOG_LEVEL": "debug",
-        "ICEBATCH_SPARK_WARM_UP": "false",
     }
     service = Service(env, tmp_path)
     try:
