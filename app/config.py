@@ -145,6 +145,10 @@ class Settings(BaseSettings):
     cdc_schedule_seconds: float = Field(default=2.0, gt=0)
     cdc_max_events_per_run: int = Field(default=500_000, ge=1)
     cdc_compact_files: int = Field(default=16, ge=1)  # files in a raw-table partition: compact
+    # the replication lag history (GET /v1/cdc/lag/history): the beat's CDC pass records each
+    # tenant's lag at most this often, and forgets samples older than the retention
+    cdc_lag_sample_seconds: float = Field(default=30.0, gt=0)
+    cdc_lag_retention_seconds: float = Field(default=86_400.0, gt=0)
 
     @model_validator(mode="after")
     def _embedded_defaults(self) -> Settings:
