@@ -25,7 +25,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.spark]
 # curl fails on an HTTP error; each command is traced with the script's elapsed seconds; a
 # failing command names its line (an unset variable's message already does)
 PREAMBLE = (
-    'curl() { command curl --fail-with-body "$@"; }\n'
+    "shopt -s expand_aliases\nalias curl='curl --fail-with-body'\n"
     "PS4='+ ${SECONDS}s: '\n"
     "trap 'echo \"walkthrough.sh: line $LINENO: exit $?\" >&2' ERR\n"
     "set -x\n"
