@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
-from datetime import datetime
 from typing import Annotated, Any
 
 from fastapi import Query, Request, Response
@@ -20,6 +19,7 @@ from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 
 from app.db import session_scope
+from app.strict import DateTime
 
 CACHE_CONTROL = "private, no-cache"
 _ETAG = {
@@ -46,7 +46,7 @@ OPENAPI: dict[str, Any] = {
     ]
 }
 UpdatedSince = Annotated[
-    datetime | None,
+    DateTime | None,
     Query(description="Only items changed at or after this time (ISO 8601): what a poller needs"),
 ]
 

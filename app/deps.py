@@ -1,7 +1,8 @@
 """Request dependencies the domains share: the Iceberg catalog and the dataset a path names.
 
-A dataset is looked up in the request's organization from the `{dataset_id}` path parameter;
-one that does not exist there is a 404 before the endpoint runs.
+A dataset is looked up in the request's organization from the `{dataset_id}` path parameter, by
+id or by name (an exact id first); one that does not exist there is a 404 before the endpoint
+runs.
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated
 
-from fastapi import Depends, Query
+from fastapi import Depends, Path, Query
 from pyiceberg.catalog import Catalog
 from pyiceberg.table import Table
 
@@ -32,9 +33,20 @@ def iceberg_catalog() -> Catalog:
 IcebergCatalog = Annotated[Catalog, Depends(iceberg_catalog)]
 
 
-def org_dataset(dataset_id: str, org: Org, session: DbSession) -> Dataset:
-    """The dataset of the path in the request's organization (DatasetNotFound otherwise)."""
-    return datasets.get(session, org, dataset_id)
+DatasetIdOrName = Annotated[
+    str,
+    Path(
+        description="The dataset's id, or its name (names are unique in your organization; "
+        "an exact id is tried first)",
+        examples=["events"],
+    ),
+]
+
+
+def org_dataset(dataset_id: DatasetIdOrName, org: Org, session: DbSession) -> Dataset:
+    """The dataset of the path in the request's organization, by id or name (DatasetNotFound
+    otherwise)."""
+    return datasets.resolve(session, org, dataset_id)
 
 
 OrgDataset = Annotated[Dataset, Depends(org_dataset)]

@@ -13,6 +13,7 @@ from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from app import health
+from app.allow import allowed_methods
 from app.audit.endpoints import router as audit_router
 from app.audit.middleware import AuditMiddleware
 from app.batches.endpoints import router as batches_router
@@ -38,7 +39,14 @@ PROBLEM = "application/problem+json"
 log = logging.getLogger(__name__)
 
 
-def _problem(status: int, title: str, detail: str, instance: str, **extra: Any) -> JSONResponse:
+def _problem(
+    status: int,
+    title: str,
+    detail: str,
+    instance: str,
+    headers: dict[str, str] | None = None,
+    **extra: Any,
+) -> JSONResponse:
     body = {
         "type": "about:blank",
         "title": title,
@@ -47,7 +55,7 @@ def _problem(status: int, title: str, detail: str, instance: str, **extra: Any) 
         "instance": instance,
         **extra,
     }
-    return JSONResponse(body, status_code=status, media_type=PROBLEM)
+    return JSONResponse(body, status_code=status, media_type=PROBLEM, headers=headers)
 
 
 async def _app_error(request: Request, exc: Exception) -> JSONResponse:
@@ -85,7 +93,14 @@ async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
 
 async def _http_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, StarletteHTTPException)
-    return _problem(exc.status_code, str(exc.detail), str(exc.detail), request.url.path)
+    headers = dict(exc.headers or {})
+    if exc.status_code == 405:
+        allowed = allowed_methods(request.app.router.routes, request.scope["path"])
+        headers["Allow"] = ", ".join(allowed)
+    detail = str(exc.detail)
+    if exc.status_code == 405:
+        detail = f"{request.method} is not allowed here; allowed: {headers['Allow']}"
+    return _problem(exc.status_code, str(exc.detail), detail, request.url.path, headers)
 
 
 def _summaries_from_docstrings(app: FastAPI) -> None:
@@ -110,6 +125,11 @@ def create_app() -> FastAPI:
         version="0.1.0",
         description="Batch control plane for Apache Iceberg: ingest, restate, read increments.",
         openapi_tags=TAGS,
+        # the repository grants no license: say so rather than leave the document silent
+        license_info={
+            "name": "All rights reserved",
+            "identifier": "LicenseRef-All-Rights-Reserved",
+        },
     )
     app.add_middleware(AuditMiddleware)  # inside the request id, outside the error handlers
     app.add_middleware(health.MetricsMiddleware)

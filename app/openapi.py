@@ -7,7 +7,13 @@ for every operation, so a new route gets them without listing it anywhere.
   `problems({status: description})` (the errors its service raises: 409, 410, 413, 507, …).
 - Headers: `X-Request-Id` on every response, `Retry-After` on 429/503, `WWW-Authenticate` on
   401, `Link` on list pages, `Idempotent-Replayed` and `RateLimit-*` where they are sent.
-- Security: `ApiKey` (HTTP bearer) with the operation's scope (`app.auth.document_scopes`).
+- Security: `ApiKey` (HTTP bearer) with the operation's scope (`app.auth.document_scopes`);
+  `security: []` on the operations that take no key (health).
+- Servers: the one that serves the document (a relative `/`).
+- A keyless operation declares the 429 `app.limits.rate.FairUseMiddleware` sends, before any
+  route, to a request bearing a key still over its org's rate.
+
+The result passes Redocly CLI's `recommended` rules (tools/redocly, tests/app/test_openapi.py).
 
 `render` is the committed file's text (`clients/openapi.json`, written by
 `python scripts/openapi.py`).
@@ -232,6 +238,11 @@ KEYED_PROBLEMS: dict[str, tuple[str, list[str]]] = {
 }
 INVALID = "Invalid input: a parameter or the body (`errors` lists each one), or a value the "
 IDEMPOTENCY_CONFLICT = "A request with the same `Idempotency-Key` is still in progress"
+KEYLESS_429 = (
+    "Sent with an API key its org's request rate still refuses: refused before any work, like "
+    "a keyed call (a probe sends no key, and is never refused)"
+)
+SERVERS = [{"url": "/", "description": "The service that serves this document"}]
 
 
 def _calls(dependant: Dependant) -> Iterator[Any]:
@@ -291,6 +302,9 @@ def _complete_operation(route: APIRoute, operation: dict[str, Any]) -> None:
     if keyed:
         for status, (description, _) in KEYED_PROBLEMS.items():
             _add(responses, status, description)
+    else:
+        operation["security"] = []
+        _add(responses, "429", KEYLESS_429)
     for status, response in responses.items():
         success = status.startswith("2")
         if not success and status.isdigit() and int(status) >= 400:
@@ -302,7 +316,7 @@ def _complete_operation(route: APIRoute, operation: dict[str, Any]) -> None:
             extra.append("Idempotent-Replayed")
         if keyed and success:
             extra.extend(RATE_LIMIT_HEADERS)
-        if keyed and status in KEYED_PROBLEMS:
+        if status == "429" or keyed and status in KEYED_PROBLEMS:
             extra.extend(KEYED_PROBLEMS[status][1])
         _headers(response, extra)
 
@@ -329,6 +343,7 @@ def complete(app: FastAPI, spec: dict[str, Any]) -> dict[str, Any]:
             for method in route.methods:
                 _complete_operation(route, spec["paths"][route.path_format][method.lower()])
     _drop_unused(spec, ("HTTPValidationError", "ValidationError"))
+    spec["servers"] = SERVERS
     return spec
 
 

@@ -74,5 +74,14 @@ then
   cat "$log"; rm -f "$log"; exit 1
 fi
 rm -f "$log"
+# Redocly CLI, pinned by tools/redocly/package-lock.json: lints the OpenAPI document in the tests
+REDOCLY="$ROOT/tools/redocly"
+if ! command -v npm >/dev/null 2>&1; then
+  say "npm not found: skipping the OpenAPI linter (tests/app/test_openapi.py needs it)"
+elif ! cmp -s "$REDOCLY/package-lock.json" "$REDOCLY/node_modules/.icebatch-installed-lock"; then
+  say "installing the OpenAPI linter (Redocly CLI, pinned in tools/redocly)"
+  (cd "$REDOCLY" && npm ci --no-audit --no-fund --ignore-scripts --loglevel=error >/dev/null)
+  cp "$REDOCLY/package-lock.json" "$REDOCLY/node_modules/.icebatch-installed-lock"
+fi
 "$VENV/bin/python" -c "import app, workers, pyspark, pyiceberg, icebatch_client" # fail here, not in tests
 say "ready: activate with 'source .venv/bin/activate', then 'icebatch up' or 'make test'"

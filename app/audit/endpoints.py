@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Annotated
 
 from fastapi import APIRouter, Query
@@ -11,6 +10,7 @@ from app.auth import Org, requires
 from app.db import DbSession
 from app.models import Scope
 from app.pagination import Paging
+from app.strict import DateTime
 
 router = APIRouter(prefix="/v1/audit", tags=["audit"])
 
@@ -25,7 +25,7 @@ def audit_list(
         Query(max_length=64, description="Only this action (`batches.*`: every batches action)"),
     ] = None,
     since: Annotated[
-        datetime | None, Query(description="Only events at or after (ISO 8601)")
+        DateTime | None, Query(description="Only events at or after (ISO 8601)")
     ] = None,
 ) -> AuditPage:
     """Your organization's audit trail, newest first, a page at a time.

@@ -67,6 +67,25 @@ class CdcConfig(BaseModel):
 
 
 class CdcConfigOut(CdcConfig):
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "examples": [
+                {
+                    "pushdown": [
+                        {"name": "country", "path": "address.country", "type": "string"},
+                        {"name": "score", "path": "score", "type": "double"},
+                    ],
+                    "retention_days": 7,
+                    "process_interval_seconds": 5,
+                    "backlog_threshold": 50000,
+                    "raw_dataset_id": "0b6a3f4e-2c1d-4e5f-9a8b-7c6d5e4f3a2b",
+                    "raw_table": "icebatch.acme.cdc_raw",
+                }
+            ]
+        },
+    )
+
     raw_dataset_id: str | None = Field(
         description="The raw table's dataset: `/v1/datasets/{id}/rows` and `/changes` read it"
     )

@@ -11,6 +11,7 @@ from app.models import Dataset
 # built once: a statement object keeps its cache key, so each request skips building the query
 # and computing the key (a fair share of a small request's CPU)
 _BY_ID = select(Dataset).where(Dataset.id == bindparam("id"), Dataset.org == bindparam("org"))
+_BY_NAME = select(Dataset).where(Dataset.name == bindparam("name"), Dataset.org == bindparam("org"))
 
 
 def get(session: Session, org: str, dataset_id: str) -> Dataset:
@@ -20,13 +21,24 @@ def get(session: Session, org: str, dataset_id: str) -> Dataset:
     return dataset
 
 
+def resolve(session: Session, org: str, id_or_name: str) -> Dataset:
+    """The dataset of `org` whose id is `id_or_name`, else the one so named (names are unique per
+    org, and cannot hold the '-' of an id, so the two never compete: an exact id wins)."""
+    dataset = session.scalar(_BY_ID, {"id": id_or_name, "org": org})
+    if dataset is None:
+        dataset = session.scalar(_BY_NAME, {"name": id_or_name, "org": org})
+    if dataset is None:
+        raise DatasetNotFound(id_or_name)
+    return dataset
+
+
 def lock(session: Session, dataset_id: str) -> None:
     """Lock the dataset's row until the transaction ends (PostgreSQL; SQLite has one writer)."""
     session.execute(select(Dataset.id).where(Dataset.id == dataset_id).with_for_update())
 
 
 def by_name(session: Session, org: str, name: str) -> Dataset | None:
-    return session.scalar(select(Dataset).where(Dataset.org == org, Dataset.name == name))
+    return session.scalar(_BY_NAME, {"name": name, "org": org})
 
 
 def page(session: Session, org: str, offset: int, limit: int) -> Sequence[Dataset]:

@@ -3,6 +3,7 @@ same way, and the rules of `app.openapi` reach routes they were never told about
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -238,3 +239,92 @@ def test_a_snapshot_id_beyond_a_long_is_invalid_input(client: TestClient) -> Non
         assert response.status_code == 422, response.text
         assert response.headers["content-type"] == PROBLEM
         assert "snapshot" in response.json()["errors"][0]["location"]
+
+
+REDOCLY = ROOT / "tools" / "redocly" / "node_modules" / ".bin" / "redocly"
+
+
+def test_the_document_passes_redocly_recommended_rules(
+    spec: dict[str, Any], tmp_path: Path
+) -> None:
+    """Redocly CLI (pinned in tools/redocly, installed by scripts/setup.sh) with its
+    `recommended` ruleset finds no error and no warning in the document."""
+    assert REDOCLY.exists(), "no Redocly CLI: run scripts/setup.sh (it needs npm)"
+    document = tmp_path / "openapi.json"
+    document.write_text(render(spec))
+    env = {**os.environ, "REDOCLY_TELEMETRY": "off", "REDOCLY_SUPPRESS_UPDATE_NOTICE": "true"}
+    done = subprocess.run(
+        [str(REDOCLY), "lint", "--extends=recommended", "--format=json", str(document)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    report = json.loads(done.stdout)
+    found = [f"{p['severity']} {p['ruleId']}: {p['message']}" for p in report["problems"]]
+    assert found == []
+    assert report["totals"] == {"errors": 0, "warnings": 0, "ignored": 0}
+    assert done.returncode == 0, done.stderr
+
+
+METHODS = ("get", "put", "post", "delete", "patch")
+
+
+def test_every_405_lists_the_paths_declared_methods_in_allow(
+    spec: dict[str, Any], client: TestClient
+) -> None:
+    """RFC 9110: a 405 carries `Allow`; here, for every path of the document, exactly the
+    methods the document declares for it (several routes may share a path)."""
+    wrong: list[str] = []
+    for path, item in spec["paths"].items():
+        declared = {method.upper() for method in item if method in METHODS}
+        method = next(m for m in METHODS if m not in item)
+        url = re.sub(r"\{[^}]+\}", "x", path)
+        response = client.request(method.upper(), url)
+        allow = {m.strip() for m in response.headers.get("allow", "").split(",") if m.strip()}
+        if response.status_code != 405 or allow != declared:
+            wrong.append(f"{method.upper()} {path}: {response.status_code}, Allow {allow}")
+        else:
+            assert response.headers["content-type"] == PROBLEM
+            assert response.json()["detail"] == (
+                f"{method.upper()} is not allowed here; allowed: {', '.join(sorted(declared))}"
+            )
+    assert wrong == []
+    assert len(spec["paths"]) >= 30
+
+
+def date_time_parameters(spec: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """(path, method, name) of every query parameter declared as a date-time."""
+    found = []
+    for path, item in spec["paths"].items():
+        for method, operation in item.items():
+            for parameter in operation.get("parameters", []):
+                schema = parameter["schema"]
+                if any(s.get("format") == "date-time" for s in [schema, *schema.get("anyOf", [])]):
+                    found.append((path, method, parameter["name"]))
+    return found
+
+
+def test_a_date_time_parameter_refuses_a_number(spec: dict[str, Any], client: TestClient) -> None:
+    """Declared `date-time`, so `0.5` is refused (pydantic's lax mode read it as seconds since
+    1970), while an RFC 3339 date-time, with its offset or `Z`, is taken."""
+    parameters = date_time_parameters(spec)
+    assert {(path, name) for path, _, name in parameters} == {
+        ("/v1/audit", "since"),
+        ("/v1/batches", "updated_since"),
+        ("/v1/jobs", "updated_since"),
+    }
+    for path, method, name in parameters:
+        refused = client.request(method.upper(), path, params={name: "0.5"})
+        assert refused.status_code == 422, f"{path}?{name}=0.5: {refused.text}"
+        assert refused.json()["errors"] == [
+            {
+                "location": f"query.{name}",
+                "message": "Value error, '0.5' is not a date-time: expected an RFC 3339 "
+                "date-time such as 2024-01-31T09:30:00Z",
+            }
+        ]
+        for taken in ("2024-01-31T09:30:00Z", "2024-01-31T09:30:00.25+02:00"):
+            response = client.request(method.upper(), path, params={name: taken})
+            assert response.status_code == 200, f"{path}?{name}={taken}: {response.text}"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 import pytest
@@ -137,3 +138,31 @@ def test_auth_and_org_isolation(client_for: ClientFactory) -> None:
     assert "Authorization: Bearer" in response.json()["detail"]
     forged = TestClient(alice.app, headers={"Authorization": "Bearer ib_000000000000_nope"})
     assert forged.get("/v1/datasets").status_code == 401
+
+
+def test_a_path_takes_the_datasets_id_or_its_name_in_your_org_only(
+    client_for: ClientFactory,
+) -> None:
+    """`/v1/datasets/{dataset_id}...` resolves an id or a name of the key's org; another org's
+    name is a 404 like an unknown id; a name that looks like an id (32 hex digits, a UUID
+    without its dashes) is a name, since stored ids are dashed and names cannot hold a '-'."""
+    client, other = client_for(), client_for()
+    events = client.post("/v1/datasets", json=EVENTS).json()
+    hexlike = "d" + uuid.uuid4().hex[1:]
+    looks_like_id = client.post("/v1/datasets", json={**EVENTS, "name": hexlike}).json()
+    theirs = other.post("/v1/datasets", json={**EVENTS, "name": "theirs"}).json()
+
+    assert client.get("/v1/datasets/events").json() == events
+    assert client.get(f"/v1/datasets/{events['id']}").json() == events
+    assert client.get(f"/v1/datasets/{hexlike}").json()["id"] == looks_like_id["id"]
+    assert client.get(f"/v1/datasets/{looks_like_id['id']}").json()["name"] == hexlike
+    by_name = client.put("/v1/datasets/events/retention", json={"min_snapshots": 3})
+    assert by_name.status_code == 200, by_name.text
+    kept = client.get(f"/v1/datasets/{events['id']}/retention").json()
+    assert kept["min_snapshots"] == 3
+    assert client.get("/v1/datasets/events/snapshots").json() == {"items": [], "next": None}
+    for path in ("theirs", theirs["id"], "nosuch", str(uuid.uuid4())):
+        refused = client.get(f"/v1/datasets/{path}/stats")
+        assert refused.status_code == 404, refused.text
+        assert refused.json()["detail"] == f"dataset {path!r} does not exist in your organization"
+    assert other.get("/v1/datasets/theirs").json() == theirs

@@ -147,7 +147,8 @@ def sync_detailed(
     the next increment starts from the `To` of this one.
 
     Args:
-        dataset_id (str):
+        dataset_id (str): The dataset's id, or its name (names are unique in your organization; an
+            exact id is tried first)
         kind (ChangesReadKind):
         from_snapshot (int | None | Unset): Start after this snapshot
         to_snapshot (int | None | Unset): End at this snapshot
@@ -198,7 +199,8 @@ def sync(
     the next increment starts from the `To` of this one.
 
     Args:
-        dataset_id (str):
+        dataset_id (str): The dataset's id, or its name (names are unique in your organization; an
+            exact id is tried first)
         kind (ChangesReadKind):
         from_snapshot (int | None | Unset): Start after this snapshot
         to_snapshot (int | None | Unset): End at this snapshot
@@ -244,7 +246,8 @@ async def asyncio_detailed(
     the next increment starts from the `To` of this one.
 
     Args:
-        dataset_id (str):
+        dataset_id (str): The dataset's id, or its name (names are unique in your organization; an
+            exact id is tried first)
         kind (ChangesReadKind):
         from_snapshot (int | None | Unset): Start after this snapshot
         to_snapshot (int | None | Unset): End at this snapshot
@@ -293,7 +296,8 @@ async def asyncio(
     the next increment starts from the `To` of this one.
 
     Args:
-        dataset_id (str):
+        dataset_id (str): The dataset's id, or its name (names are unique in your organization; an
+            exact id is tried first)
         kind (ChangesReadKind):
         from_snapshot (int | None | Unset): Start after this snapshot
         to_snapshot (int | None | Unset): End at this snapshot

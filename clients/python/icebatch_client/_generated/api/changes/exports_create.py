@@ -120,7 +120,8 @@ def sync_detailed(
     `<warehouse>/exports/<org>/<job id>/`).
 
     Args:
-        dataset_id (str):
+        dataset_id (str): The dataset's id, or its name (names are unique in your organization; an
+            exact id is tried first)
         idempotency_key (None | str | Unset): Any unique string; a retry with the same key gets
             the first response.
         body (ExportCreate):
@@ -159,7 +160,8 @@ def sync(
     `<warehouse>/exports/<org>/<job id>/`).
 
     Args:
-        dataset_id (str):
+        dataset_id (str): The dataset's id, or its name (names are unique in your organization; an
+            exact id is tried first)
         idempotency_key (None | str | Unset): Any unique string; a retry with the same key gets
             the first response.
         body (ExportCreate):
@@ -193,7 +195,8 @@ async def asyncio_detailed(
     `<warehouse>/exports/<org>/<job id>/`).
 
     Args:
-        dataset_id (str):
+        dataset_id (str): The dataset's id, or its name (names are unique in your organization; an
+            exact id is tried first)
         idempotency_key (None | str | Unset): Any unique string; a retry with the same key gets
             the first response.
         body (ExportCreate):
@@ -230,7 +233,8 @@ async def asyncio(
     `<warehouse>/exports/<org>/<job id>/`).
 
     Args:
-        dataset_id (str):
+        dataset_id (str): The dataset's id, or its name (names are unique in your organization; an
+            exact id is tried first)
         idempotency_key (None | str | Unset): Any unique string; a retry with the same key gets
             the first response.
         body (ExportCreate):

@@ -109,7 +109,8 @@ def sync_detailed(
     and the tombstones in force at it.
 
     Args:
-        dataset_id (str):
+        dataset_id (str): The dataset's id, or its name (names are unique in your organization; an
+            exact id is tried first)
         limit (int | Unset): Items per page Default: 100.
         cursor (None | str | Unset): The `next` of the page before
 
@@ -147,7 +148,8 @@ def sync(
     and the tombstones in force at it.
 
     Args:
-        dataset_id (str):
+        dataset_id (str): The dataset's id, or its name (names are unique in your organization; an
+            exact id is tried first)
         limit (int | Unset): Items per page Default: 100.
         cursor (None | str | Unset): The `next` of the page before
 
@@ -180,7 +182,8 @@ async def asyncio_detailed(
     and the tombstones in force at it.
 
     Args:
-        dataset_id (str):
+        dataset_id (str): The dataset's id, or its name (names are unique in your organization; an
+            exact id is tried first)
         limit (int | Unset): Items per page Default: 100.
         cursor (None | str | Unset): The `next` of the page before
 
@@ -216,7 +219,8 @@ async def asyncio(
     and the tombstones in force at it.
 
     Args:
-        dataset_id (str):
+        dataset_id (str): The dataset's id, or its name (names are unique in your organization; an
+            exact id is tried first)
         limit (int | Unset): Items per page Default: 100.
         cursor (None | str | Unset): The `next` of the page before
 

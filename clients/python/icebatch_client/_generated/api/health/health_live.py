@@ -6,6 +6,7 @@ import httpx
 from ... import errors
 from ...client import AuthenticatedClient, Client
 from ...models.liveness import Liveness
+from ...models.problem import Problem
 from ...types import Response
 
 
@@ -20,11 +21,16 @@ def _get_kwargs() -> dict[str, Any]:
 
 def _parse_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> Liveness | None:
+) -> Liveness | Problem | None:
     if response.status_code == 200:
         response_200 = Liveness.from_dict(response.json())
 
         return response_200
+
+    if response.status_code == 429:
+        response_429 = Problem.from_dict(response.json())
+
+        return response_429
 
     if client.raise_on_unexpected_status:
         raise errors.UnexpectedStatus(response.status_code, response.content)
@@ -34,7 +40,7 @@ def _parse_response(
 
 def _build_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> Response[Liveness]:
+) -> Response[Liveness | Problem]:
     return Response(
         status_code=HTTPStatus(response.status_code),
         content=response.content,
@@ -46,7 +52,7 @@ def _build_response(
 def sync_detailed(
     *,
     client: AuthenticatedClient | Client,
-) -> Response[Liveness]:
+) -> Response[Liveness | Problem]:
     """The process is up.
 
      Answers without touching the database, the broker or the catalog.
@@ -56,7 +62,7 @@ def sync_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[Liveness]
+        Response[Liveness | Problem]
     """
 
     kwargs = _get_kwargs()
@@ -71,7 +77,7 @@ def sync_detailed(
 def sync(
     *,
     client: AuthenticatedClient | Client,
-) -> Liveness | None:
+) -> Liveness | Problem | None:
     """The process is up.
 
      Answers without touching the database, the broker or the catalog.
@@ -81,7 +87,7 @@ def sync(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Liveness
+        Liveness | Problem
     """
 
     return sync_detailed(
@@ -92,7 +98,7 @@ def sync(
 async def asyncio_detailed(
     *,
     client: AuthenticatedClient | Client,
-) -> Response[Liveness]:
+) -> Response[Liveness | Problem]:
     """The process is up.
 
      Answers without touching the database, the broker or the catalog.
@@ -102,7 +108,7 @@ async def asyncio_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[Liveness]
+        Response[Liveness | Problem]
     """
 
     kwargs = _get_kwargs()
@@ -115,7 +121,7 @@ async def asyncio_detailed(
 async def asyncio(
     *,
     client: AuthenticatedClient | Client,
-) -> Liveness | None:
+) -> Liveness | Problem | None:
     """The process is up.
 
      Answers without touching the database, the broker or the catalog.
@@ -125,7 +131,7 @@ async def asyncio(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Liveness
+        Liveness | Problem
     """
 
     return (

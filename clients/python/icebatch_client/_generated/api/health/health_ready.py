@@ -5,6 +5,7 @@ import httpx
 
 from ... import errors
 from ...client import AuthenticatedClient, Client
+from ...models.problem import Problem
 from ...models.readiness import Readiness
 from ...types import Response
 
@@ -20,11 +21,16 @@ def _get_kwargs() -> dict[str, Any]:
 
 def _parse_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> Readiness | None:
+) -> Problem | Readiness | None:
     if response.status_code == 200:
         response_200 = Readiness.from_dict(response.json())
 
         return response_200
+
+    if response.status_code == 429:
+        response_429 = Problem.from_dict(response.json())
+
+        return response_429
 
     if response.status_code == 503:
         response_503 = Readiness.from_dict(response.json())
@@ -39,7 +45,7 @@ def _parse_response(
 
 def _build_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> Response[Readiness]:
+) -> Response[Problem | Readiness]:
     return Response(
         status_code=HTTPStatus(response.status_code),
         content=response.content,
@@ -51,7 +57,7 @@ def _build_response(
 def sync_detailed(
     *,
     client: AuthenticatedClient | Client,
-) -> Response[Readiness]:
+) -> Response[Problem | Readiness]:
     """Ready when the database, the broker and the Iceberg catalog answer.
 
      503 with the failing check's error otherwise: a load balancer stops sending requests.
@@ -61,7 +67,7 @@ def sync_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[Readiness]
+        Response[Problem | Readiness]
     """
 
     kwargs = _get_kwargs()
@@ -76,7 +82,7 @@ def sync_detailed(
 def sync(
     *,
     client: AuthenticatedClient | Client,
-) -> Readiness | None:
+) -> Problem | Readiness | None:
     """Ready when the database, the broker and the Iceberg catalog answer.
 
      503 with the failing check's error otherwise: a load balancer stops sending requests.
@@ -86,7 +92,7 @@ def sync(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Readiness
+        Problem | Readiness
     """
 
     return sync_detailed(
@@ -97,7 +103,7 @@ def sync(
 async def asyncio_detailed(
     *,
     client: AuthenticatedClient | Client,
-) -> Response[Readiness]:
+) -> Response[Problem | Readiness]:
     """Ready when the database, the broker and the Iceberg catalog answer.
 
      503 with the failing check's error otherwise: a load balancer stops sending requests.
@@ -107,7 +113,7 @@ async def asyncio_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[Readiness]
+        Response[Problem | Readiness]
     """
 
     kwargs = _get_kwargs()
@@ -120,7 +126,7 @@ async def asyncio_detailed(
 async def asyncio(
     *,
     client: AuthenticatedClient | Client,
-) -> Readiness | None:
+) -> Problem | Readiness | None:
     """Ready when the database, the broker and the Iceberg catalog answer.
 
      503 with the failing check's error otherwise: a load balancer stops sending requests.
@@ -130,7 +136,7 @@ async def asyncio(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Readiness
+        Problem | Readiness
     """
 
     return (

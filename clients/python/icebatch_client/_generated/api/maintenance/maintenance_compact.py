@@ -116,7 +116,8 @@ def sync_detailed(
     or running.
 
     Args:
-        dataset_id (str):
+        dataset_id (str): The dataset's id, or its name (names are unique in your organization; an
+            exact id is tried first)
         idempotency_key (None | str | Unset): Any unique string; a retry with the same key gets
             the first response.
         body (CompactRequest): Compaction: `binpack` merges a partition's small files; `sort`
@@ -158,7 +159,8 @@ def sync(
     or running.
 
     Args:
-        dataset_id (str):
+        dataset_id (str): The dataset's id, or its name (names are unique in your organization; an
+            exact id is tried first)
         idempotency_key (None | str | Unset): Any unique string; a retry with the same key gets
             the first response.
         body (CompactRequest): Compaction: `binpack` merges a partition's small files; `sort`
@@ -195,7 +197,8 @@ async def asyncio_detailed(
     or running.
 
     Args:
-        dataset_id (str):
+        dataset_id (str): The dataset's id, or its name (names are unique in your organization; an
+            exact id is tried first)
         idempotency_key (None | str | Unset): Any unique string; a retry with the same key gets
             the first response.
         body (CompactRequest): Compaction: `binpack` merges a partition's small files; `sort`
@@ -235,7 +238,8 @@ async def asyncio(
     or running.
 
     Args:
-        dataset_id (str):
+        dataset_id (str): The dataset's id, or its name (names are unique in your organization; an
+            exact id is tried first)
         idempotency_key (None | str | Unset): Any unique string; a retry with the same key gets
             the first response.
         body (CompactRequest): Compaction: `binpack` merges a partition's small files; `sort`

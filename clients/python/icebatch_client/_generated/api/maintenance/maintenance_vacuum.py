@@ -115,7 +115,8 @@ def sync_detailed(
     vacuum or compaction of the dataset is queued or running.
 
     Args:
-        dataset_id (str):
+        dataset_id (str): The dataset's id, or its name (names are unique in your organization; an
+            exact id is tried first)
         idempotency_key (None | str | Unset): Any unique string; a retry with the same key gets
             the first response.
         body (VacuumRequest): A vacuum: `full` purges every active tombstone; `partial` stays
@@ -155,7 +156,8 @@ def sync(
     vacuum or compaction of the dataset is queued or running.
 
     Args:
-        dataset_id (str):
+        dataset_id (str): The dataset's id, or its name (names are unique in your organization; an
+            exact id is tried first)
         idempotency_key (None | str | Unset): Any unique string; a retry with the same key gets
             the first response.
         body (VacuumRequest): A vacuum: `full` purges every active tombstone; `partial` stays
@@ -190,7 +192,8 @@ async def asyncio_detailed(
     vacuum or compaction of the dataset is queued or running.
 
     Args:
-        dataset_id (str):
+        dataset_id (str): The dataset's id, or its name (names are unique in your organization; an
+            exact id is tried first)
         idempotency_key (None | str | Unset): Any unique string; a retry with the same key gets
             the first response.
         body (VacuumRequest): A vacuum: `full` purges every active tombstone; `partial` stays
@@ -228,7 +231,8 @@ async def asyncio(
     vacuum or compaction of the dataset is queued or running.
 
     Args:
-        dataset_id (str):
+        dataset_id (str): The dataset's id, or its name (names are unique in your organization; an
+            exact id is tried first)
         idempotency_key (None | str | Unset): Any unique string; a retry with the same key gets
             the first response.
         body (VacuumRequest): A vacuum: `full` purges every active tombstone; `partial` stays

@@ -122,7 +122,8 @@ def sync_detailed(
     `X-Icebatch-Snapshot-Id`, so the next pages can ask for the same one with `as_of`.
 
     Args:
-        dataset_id (str):
+        dataset_id (str): The dataset's id, or its name (names are unique in your organization; an
+            exact id is tried first)
         format_ (RowsReadFormat | Unset):  Default: RowsReadFormat.JSONL.
         as_of (None | str | Unset): A snapshot id or an ISO 8601 time
         offset (int | Unset): Items to skip Default: 0.
@@ -167,7 +168,8 @@ def sync(
     `X-Icebatch-Snapshot-Id`, so the next pages can ask for the same one with `as_of`.
 
     Args:
-        dataset_id (str):
+        dataset_id (str): The dataset's id, or its name (names are unique in your organization; an
+            exact id is tried first)
         format_ (RowsReadFormat | Unset):  Default: RowsReadFormat.JSONL.
         as_of (None | str | Unset): A snapshot id or an ISO 8601 time
         offset (int | Unset): Items to skip Default: 0.
@@ -207,7 +209,8 @@ async def asyncio_detailed(
     `X-Icebatch-Snapshot-Id`, so the next pages can ask for the same one with `as_of`.
 
     Args:
-        dataset_id (str):
+        dataset_id (str): The dataset's id, or its name (names are unique in your organization; an
+            exact id is tried first)
         format_ (RowsReadFormat | Unset):  Default: RowsReadFormat.JSONL.
         as_of (None | str | Unset): A snapshot id or an ISO 8601 time
         offset (int | Unset): Items to skip Default: 0.
@@ -250,7 +253,8 @@ async def asyncio(
     `X-Icebatch-Snapshot-Id`, so the next pages can ask for the same one with `as_of`.
 
     Args:
-        dataset_id (str):
+        dataset_id (str): The dataset's id, or its name (names are unique in your organization; an
+            exact id is tried first)
         format_ (RowsReadFormat | Unset):  Default: RowsReadFormat.JSONL.
         as_of (None | str | Unset): A snapshot id or an ISO 8601 time
         offset (int | Unset): Items to skip Default: 0.

@@ -127,7 +127,8 @@ def sync_detailed(
     revert, an identity for a GDPR delete) until a vacuum purges them.
 
     Args:
-        dataset_id (str):
+        dataset_id (str): The dataset's id, or its name (names are unique in your organization; an
+            exact id is tried first)
         namespace (None | str | Unset): Only tombstones on this column
         as_of (None | str | Unset): A snapshot id or an ISO 8601 time
         limit (int | Unset): Items per page Default: 1000.
@@ -171,7 +172,8 @@ def sync(
     revert, an identity for a GDPR delete) until a vacuum purges them.
 
     Args:
-        dataset_id (str):
+        dataset_id (str): The dataset's id, or its name (names are unique in your organization; an
+            exact id is tried first)
         namespace (None | str | Unset): Only tombstones on this column
         as_of (None | str | Unset): A snapshot id or an ISO 8601 time
         limit (int | Unset): Items per page Default: 1000.
@@ -210,7 +212,8 @@ async def asyncio_detailed(
     revert, an identity for a GDPR delete) until a vacuum purges them.
 
     Args:
-        dataset_id (str):
+        dataset_id (str): The dataset's id, or its name (names are unique in your organization; an
+            exact id is tried first)
         namespace (None | str | Unset): Only tombstones on this column
         as_of (None | str | Unset): A snapshot id or an ISO 8601 time
         limit (int | Unset): Items per page Default: 1000.
@@ -252,7 +255,8 @@ async def asyncio(
     revert, an identity for a GDPR delete) until a vacuum purges them.
 
     Args:
-        dataset_id (str):
+        dataset_id (str): The dataset's id, or its name (names are unique in your organization; an
+            exact id is tried first)
         namespace (None | str | Unset): Only tombstones on this column
         as_of (None | str | Unset): A snapshot id or an ISO 8601 time
         limit (int | Unset): Items per page Default: 1000.

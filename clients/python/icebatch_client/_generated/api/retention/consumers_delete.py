@@ -90,7 +90,8 @@ def sync_detailed(
      The next expiry may remove the snapshots its checkpoint kept.
 
     Args:
-        dataset_id (str):
+        dataset_id (str): The dataset's id, or its name (names are unique in your organization; an
+            exact id is tried first)
         name (str):
 
     Raises:
@@ -124,7 +125,8 @@ def sync(
      The next expiry may remove the snapshots its checkpoint kept.
 
     Args:
-        dataset_id (str):
+        dataset_id (str): The dataset's id, or its name (names are unique in your organization; an
+            exact id is tried first)
         name (str):
 
     Raises:
@@ -153,7 +155,8 @@ async def asyncio_detailed(
      The next expiry may remove the snapshots its checkpoint kept.
 
     Args:
-        dataset_id (str):
+        dataset_id (str): The dataset's id, or its name (names are unique in your organization; an
+            exact id is tried first)
         name (str):
 
     Raises:
@@ -185,7 +188,8 @@ async def asyncio(
      The next expiry may remove the snapshots its checkpoint kept.
 
     Args:
-        dataset_id (str):
+        dataset_id (str): The dataset's id, or its name (names are unique in your organization; an
+            exact id is tried first)
         name (str):
 
     Raises:

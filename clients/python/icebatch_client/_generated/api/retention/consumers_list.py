@@ -108,7 +108,8 @@ def sync_detailed(
      A page at a time (`cursor`, `Link`).
 
     Args:
-        dataset_id (str):
+        dataset_id (str): The dataset's id, or its name (names are unique in your organization; an
+            exact id is tried first)
         limit (int | Unset): Items per page Default: 100.
         cursor (None | str | Unset): The `next` of the page before
 
@@ -145,7 +146,8 @@ def sync(
      A page at a time (`cursor`, `Link`).
 
     Args:
-        dataset_id (str):
+        dataset_id (str): The dataset's id, or its name (names are unique in your organization; an
+            exact id is tried first)
         limit (int | Unset): Items per page Default: 100.
         cursor (None | str | Unset): The `next` of the page before
 
@@ -177,7 +179,8 @@ async def asyncio_detailed(
      A page at a time (`cursor`, `Link`).
 
     Args:
-        dataset_id (str):
+        dataset_id (str): The dataset's id, or its name (names are unique in your organization; an
+            exact id is tried first)
         limit (int | Unset): Items per page Default: 100.
         cursor (None | str | Unset): The `next` of the page before
 
@@ -212,7 +215,8 @@ async def asyncio(
      A page at a time (`cursor`, `Link`).
 
     Args:
-        dataset_id (str):
+        dataset_id (str): The dataset's id, or its name (names are unique in your organization; an
+            exact id is tried first)
         limit (int | Unset): Items per page Default: 100.
         cursor (None | str | Unset): The `next` of the page before
 

@@ -110,7 +110,8 @@ def sync_detailed(
      The checkpoint is the snapshot its next increment starts after (default: the current one).
 
     Args:
-        dataset_id (str):
+        dataset_id (str): The dataset's id, or its name (names are unique in your organization; an
+            exact id is tried first)
         body (ConsumerCreate):
 
     Raises:
@@ -144,7 +145,8 @@ def sync(
      The checkpoint is the snapshot its next increment starts after (default: the current one).
 
     Args:
-        dataset_id (str):
+        dataset_id (str): The dataset's id, or its name (names are unique in your organization; an
+            exact id is tried first)
         body (ConsumerCreate):
 
     Raises:
@@ -173,7 +175,8 @@ async def asyncio_detailed(
      The checkpoint is the snapshot its next increment starts after (default: the current one).
 
     Args:
-        dataset_id (str):
+        dataset_id (str): The dataset's id, or its name (names are unique in your organization; an
+            exact id is tried first)
         body (ConsumerCreate):
 
     Raises:
@@ -205,7 +208,8 @@ async def asyncio(
      The checkpoint is the snapshot its next increment starts after (default: the current one).
 
     Args:
-        dataset_id (str):
+        dataset_id (str): The dataset's id, or its name (names are unique in your organization; an
+            exact id is tried first)
         body (ConsumerCreate):
 
     Raises:

@@ -102,7 +102,8 @@ def sync_detailed(
      A job: snapshots pinned by a consumer's checkpoint are kept.
 
     Args:
-        dataset_id (str):
+        dataset_id (str): The dataset's id, or its name (names are unique in your organization; an
+            exact id is tried first)
         idempotency_key (None | str | Unset): Any unique string; a retry with the same key gets
             the first response.
 
@@ -137,7 +138,8 @@ def sync(
      A job: snapshots pinned by a consumer's checkpoint are kept.
 
     Args:
-        dataset_id (str):
+        dataset_id (str): The dataset's id, or its name (names are unique in your organization; an
+            exact id is tried first)
         idempotency_key (None | str | Unset): Any unique string; a retry with the same key gets
             the first response.
 
@@ -167,7 +169,8 @@ async def asyncio_detailed(
      A job: snapshots pinned by a consumer's checkpoint are kept.
 
     Args:
-        dataset_id (str):
+        dataset_id (str): The dataset's id, or its name (names are unique in your organization; an
+            exact id is tried first)
         idempotency_key (None | str | Unset): Any unique string; a retry with the same key gets
             the first response.
 
@@ -200,7 +203,8 @@ async def asyncio(
      A job: snapshots pinned by a consumer's checkpoint are kept.
 
     Args:
-        dataset_id (str):
+        dataset_id (str): The dataset's id, or its name (names are unique in your organization; an
+            exact id is tried first)
         idempotency_key (None | str | Unset): Any unique string; a retry with the same key gets
             the first response.
 

@@ -105,7 +105,8 @@ def sync_detailed(
      It applies from the next expiry (`POST /v1/datasets/{dataset_id}/expire`).
 
     Args:
-        dataset_id (str):
+        dataset_id (str): The dataset's id, or its name (names are unique in your organization; an
+            exact id is tried first)
         body (RetentionUpdate): A dataset's retention policy; a field left out keeps its current
             value.
 
@@ -140,7 +141,8 @@ def sync(
      It applies from the next expiry (`POST /v1/datasets/{dataset_id}/expire`).
 
     Args:
-        dataset_id (str):
+        dataset_id (str): The dataset's id, or its name (names are unique in your organization; an
+            exact id is tried first)
         body (RetentionUpdate): A dataset's retention policy; a field left out keeps its current
             value.
 
@@ -170,7 +172,8 @@ async def asyncio_detailed(
      It applies from the next expiry (`POST /v1/datasets/{dataset_id}/expire`).
 
     Args:
-        dataset_id (str):
+        dataset_id (str): The dataset's id, or its name (names are unique in your organization; an
+            exact id is tried first)
         body (RetentionUpdate): A dataset's retention policy; a field left out keeps its current
             value.
 
@@ -203,7 +206,8 @@ async def asyncio(
      It applies from the next expiry (`POST /v1/datasets/{dataset_id}/expire`).
 
     Args:
-        dataset_id (str):
+        dataset_id (str): The dataset's id, or its name (names are unique in your organization; an
+            exact id is tried first)
         body (RetentionUpdate): A dataset's retention policy; a field left out keeps its current
             value.
 
