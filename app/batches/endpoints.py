@@ -1,8 +1,8 @@
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Request, Response
+from fastapi import APIRouter, Query, Request, Response
 from fastapi.responses import JSONResponse
 
 from app import conditional
@@ -17,6 +17,7 @@ from app.batches.schemas import (
     BatchOut,
 )
 from app.conditional import UpdatedSince
+from app.datasets import repository as datasets
 from app.db import DbSession
 from app.idempotency import Idempotent
 from app.models import BatchStatus, Scope
@@ -190,7 +191,9 @@ def batches_list(
     org: Org,
     session: DbSession,
     paging: Paging,
-    dataset_id: str | None = None,
+    dataset_id: Annotated[
+        str | None, Query(description="Only this dataset's batches: its id or its name")
+    ] = None,
     status: BatchStatus | None = None,
     updated_since: UpdatedSince = None,
 ) -> BatchList:
@@ -199,6 +202,7 @@ def batches_list(
     A page at a time: pass a page's `next` as `cursor` (or follow its `Link` header). A poller
     passes `updated_since` (the time of its last poll) to get only what changed.
     """
+    dataset_id = datasets.filter_id(session, org, dataset_id)
     page = service.list_batches(
         session, org, dataset_id, status, paging.offset, paging.limit, updated_since
     )

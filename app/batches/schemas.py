@@ -44,7 +44,7 @@ class BatchCreate(BaseModel):
         },
     )
 
-    dataset_id: str = Field(description="The dataset the batch loads into")
+    dataset_id: str = Field(description="The dataset the batch loads into: its id or its name")
     format: Literal["csv", "json", "parquet"] = Field(
         description="csv (with a header line), json (JSON lines), parquet"
     )

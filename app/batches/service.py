@@ -61,17 +61,17 @@ OUT_OF_SPACE = (errno.ENOSPC, errno.EDQUOT)
 
 
 def open_batch(session: Session, org: str, request: BatchCreate) -> Batch:
-    datasets.get(session, org, request.dataset_id)
-    if session.scalar(select(CdcTenant.org).where(CdcTenant.raw_dataset_id == request.dataset_id)):
+    dataset_id = datasets.resolve(session, org, request.dataset_id).id  # its id or its name
+    if session.scalar(select(CdcTenant.org).where(CdcTenant.raw_dataset_id == dataset_id)):
         raise Conflict(
             "this dataset is a CDC raw table: only its processor writes it (POST /v1/cdc/events)"
         )
     replay = None
     if request.replay is not None:
         predecessors = request.replay.predecessors
-        restatements.check_predecessors(session, org, request.dataset_id, predecessors, lock=False)
+        restatements.check_predecessors(session, org, dataset_id, predecessors, lock=False)
         replay = request.replay.model_dump()
-    batch = Batch(org=org, dataset_id=request.dataset_id, format=request.format, replay=replay)
+    batch = Batch(org=org, dataset_id=dataset_id, format=request.format, replay=replay)
     session.add(batch)
     session.flush()
     return batch

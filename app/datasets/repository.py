@@ -32,6 +32,15 @@ def resolve(session: Session, org: str, id_or_name: str) -> Dataset:
     return dataset
 
 
+def filter_id(session: Session, org: str, id_or_name: str | None) -> str | None:
+    """A list's `dataset_id` filter as an id: a name of `org` becomes its dataset's id (a name
+    cannot hold an id's '-'); anything else is kept as given (an unknown id matches nothing)."""
+    if id_or_name is None:
+        return None
+    found = session.scalar(_BY_NAME, {"name": id_or_name, "org": org})
+    return found.id if found is not None else id_or_name
+
+
 def lock(session: Session, dataset_id: str) -> None:
     """Lock the dataset's row until the transaction ends (PostgreSQL; SQLite has one writer)."""
     session.execute(select(Dataset.id).where(Dataset.id == dataset_id).with_for_update())

@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Request, Response
@@ -8,11 +7,13 @@ from fastapi import APIRouter, Query, Request, Response
 from app import conditional
 from app.auth import Org
 from app.conditional import UpdatedSince
+from app.datasets import repository as datasets
 from app.db import DbSession
 from app.jobs import service
 from app.jobs.schemas import JobList, JobOut
 from app.models import JobState
 from app.pagination import Paging
+from app.strict import DateTime
 
 router = APIRouter(prefix="/v1/jobs", tags=["jobs"])
 
@@ -49,15 +50,15 @@ def jobs_list(
     dataset_id: Annotated[
         str | None,
         Query(
-            description="Only the jobs of this dataset (directly, or through its batches "
-            "and restatements)"
+            description="Only the jobs of this dataset, its id or its name (directly, or "
+            "through its batches and restatements)"
         ),
     ] = None,
     since: Annotated[
-        datetime | None, Query(description="Only jobs created at or after this time (ISO 8601)")
+        DateTime | None, Query(description="Only jobs created at or after this time (RFC 3339)")
     ] = None,
     until: Annotated[
-        datetime | None, Query(description="Only jobs created before this time (ISO 8601)")
+        DateTime | None, Query(description="Only jobs created before this time (RFC 3339)")
     ] = None,
 ) -> JobList:
     """List your organization's jobs, newest first.
@@ -74,7 +75,7 @@ def jobs_list(
         paging.offset,
         paging.limit,
         updated_since,
-        dataset_id=dataset_id,
+        dataset_id=datasets.filter_id(session, org, dataset_id),
         since=since,
         until=until,
     )

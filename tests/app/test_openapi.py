@@ -314,6 +314,8 @@ def test_a_date_time_parameter_refuses_a_number(spec: dict[str, Any], client: Te
         ("/v1/audit", "since"),
         ("/v1/batches", "updated_since"),
         ("/v1/jobs", "updated_since"),
+        ("/v1/jobs", "since"),
+        ("/v1/jobs", "until"),
     }
     for path, method, name in parameters:
         refused = client.request(method.upper(), path, params={name: "0.5"})

@@ -166,3 +166,28 @@ def test_a_path_takes_the_datasets_id_or_its_name_in_your_org_only(
         assert refused.status_code == 404, refused.text
         assert refused.json()["detail"] == f"dataset {path!r} does not exist in your organization"
     assert other.get("/v1/datasets/theirs").json() == theirs
+
+
+def test_a_batch_and_the_lists_take_a_datasets_name_too(client_for: ClientFactory) -> None:
+    """Where the CLI takes a name (`batches upload events`, `batches list --dataset events`,
+    `jobs list`), HTTP does too: a batch opened by name belongs to the dataset's id, and the
+    lists filtered by name are those filtered by id; another org's name matches nothing."""
+    client, other = client_for(), client_for()
+    events = client.post("/v1/datasets", json=EVENTS).json()
+    other.post("/v1/datasets", json=EVENTS)  # the same name in another org
+    opened = client.post("/v1/batches", json={"dataset_id": "events", "format": "csv"})
+    assert opened.status_code == 201, opened.text
+    batch = opened.json()
+    assert batch["dataset_id"] == events["id"]
+    body = b"event_id,user_id,event_time,payload\n1,u1,2024-01-01T10:00:00,x\n"
+    assert client.put(f"/v1/batches/{batch['id']}/files/a.csv", content=body).status_code == 201
+    completed = client.post(f"/v1/batches/{batch['id']}", params={"action": "COMPLETE"})
+    job_id = completed.json()["job"]["id"]
+    expected = {"/v1/batches": [batch["id"]], "/v1/jobs": [job_id]}
+    for path, ids in expected.items():
+        by_id = client.get(path, params={"dataset_id": events["id"]}).json()["items"]
+        by_name = client.get(path, params={"dataset_id": "events"}).json()["items"]
+        assert [item["id"] for item in by_name] == [item["id"] for item in by_id] == ids
+        assert other.get(path, params={"dataset_id": "events"}).json()["items"] == []
+    refused = client.post("/v1/batches", json={"dataset_id": "nosuch", "format": "csv"})
+    assert refused.status_code == 404, refused.text

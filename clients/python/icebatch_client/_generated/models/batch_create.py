@@ -19,7 +19,7 @@ T = TypeVar("T", bound="BatchCreate")
 class BatchCreate:
     """
     Attributes:
-        dataset_id (str): The dataset the batch loads into
+        dataset_id (str): The dataset the batch loads into: its id or its name
         format_ (BatchCreateFormat): csv (with a header line), json (JSON lines), parquet
         replay (None | ReplaySpec | Unset): Replace these batches: their tombstones and this batch's rows commit as one
             snapshot

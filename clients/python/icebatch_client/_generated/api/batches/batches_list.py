@@ -132,7 +132,7 @@ def sync_detailed(
     passes `updated_since` (the time of its last poll) to get only what changed.
 
     Args:
-        dataset_id (None | str | Unset):
+        dataset_id (None | str | Unset): Only this dataset's batches: its id or its name
         status (BatchStatus | None | Unset):
         updated_since (datetime.datetime | None | Unset): Only items changed at or after this time
             (ISO 8601): what a poller needs
@@ -177,7 +177,7 @@ def sync(
     passes `updated_since` (the time of its last poll) to get only what changed.
 
     Args:
-        dataset_id (None | str | Unset):
+        dataset_id (None | str | Unset): Only this dataset's batches: its id or its name
         status (BatchStatus | None | Unset):
         updated_since (datetime.datetime | None | Unset): Only items changed at or after this time
             (ISO 8601): what a poller needs
@@ -217,7 +217,7 @@ async def asyncio_detailed(
     passes `updated_since` (the time of its last poll) to get only what changed.
 
     Args:
-        dataset_id (None | str | Unset):
+        dataset_id (None | str | Unset): Only this dataset's batches: its id or its name
         status (BatchStatus | None | Unset):
         updated_since (datetime.datetime | None | Unset): Only items changed at or after this time
             (ISO 8601): what a poller needs
@@ -260,7 +260,7 @@ async def asyncio(
     passes `updated_since` (the time of its last poll) to get only what changed.
 
     Args:
-        dataset_id (None | str | Unset):
+        dataset_id (None | str | Unset): Only this dataset's batches: its id or its name
         status (BatchStatus | None | Unset):
         updated_since (datetime.datetime | None | Unset): Only items changed at or after this time
             (ISO 8601): what a poller needs

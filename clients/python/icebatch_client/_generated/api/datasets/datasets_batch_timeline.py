@@ -104,7 +104,8 @@ def sync_detailed(
      Each bucket counts the batches created in it, by their status now.
 
     Args:
-        dataset_id (str):
+        dataset_id (str): The dataset's id, or its name (names are unique in your organization; an
+            exact id is tried first)
         bucket (TimelineBucket | Unset):
 
     Raises:
@@ -138,7 +139,8 @@ def sync(
      Each bucket counts the batches created in it, by their status now.
 
     Args:
-        dataset_id (str):
+        dataset_id (str): The dataset's id, or its name (names are unique in your organization; an
+            exact id is tried first)
         bucket (TimelineBucket | Unset):
 
     Raises:
@@ -167,7 +169,8 @@ async def asyncio_detailed(
      Each bucket counts the batches created in it, by their status now.
 
     Args:
-        dataset_id (str):
+        dataset_id (str): The dataset's id, or its name (names are unique in your organization; an
+            exact id is tried first)
         bucket (TimelineBucket | Unset):
 
     Raises:
@@ -199,7 +202,8 @@ async def asyncio(
      Each bucket counts the batches created in it, by their status now.
 
     Args:
-        dataset_id (str):
+        dataset_id (str): The dataset's id, or its name (names are unique in your organization; an
+            exact id is tried first)
         bucket (TimelineBucket | Unset):
 
     Raises:

@@ -89,7 +89,8 @@ def sync_detailed(
      Over the newest 1,000 failed batches; at most 50 reasons.
 
     Args:
-        dataset_id (str):
+        dataset_id (str): The dataset's id, or its name (names are unique in your organization; an
+            exact id is tried first)
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -120,7 +121,8 @@ def sync(
      Over the newest 1,000 failed batches; at most 50 reasons.
 
     Args:
-        dataset_id (str):
+        dataset_id (str): The dataset's id, or its name (names are unique in your organization; an
+            exact id is tried first)
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -146,7 +148,8 @@ async def asyncio_detailed(
      Over the newest 1,000 failed batches; at most 50 reasons.
 
     Args:
-        dataset_id (str):
+        dataset_id (str): The dataset's id, or its name (names are unique in your organization; an
+            exact id is tried first)
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -175,7 +178,8 @@ async def asyncio(
      Over the newest 1,000 failed batches; at most 50 reasons.
 
     Args:
-        dataset_id (str):
+        dataset_id (str): The dataset's id, or its name (names are unique in your organization; an
+            exact id is tried first)
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.

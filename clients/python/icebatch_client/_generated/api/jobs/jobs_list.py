@@ -168,11 +168,11 @@ def sync_detailed(
         kind (None | str | Unset):
         updated_since (datetime.datetime | None | Unset): Only items changed at or after this time
             (ISO 8601): what a poller needs
-        dataset_id (None | str | Unset): Only the jobs of this dataset (directly, or through its
-            batches and restatements)
-        since (datetime.datetime | None | Unset): Only jobs created at or after this time (ISO
-            8601)
-        until (datetime.datetime | None | Unset): Only jobs created before this time (ISO 8601)
+        dataset_id (None | str | Unset): Only the jobs of this dataset, its id or its name
+            (directly, or through its batches and restatements)
+        since (datetime.datetime | None | Unset): Only jobs created at or after this time (RFC
+            3339)
+        until (datetime.datetime | None | Unset): Only jobs created before this time (RFC 3339)
         limit (int | Unset): Items per page Default: 100.
         cursor (None | str | Unset): The `next` of the page before
 
@@ -225,11 +225,11 @@ def sync(
         kind (None | str | Unset):
         updated_since (datetime.datetime | None | Unset): Only items changed at or after this time
             (ISO 8601): what a poller needs
-        dataset_id (None | str | Unset): Only the jobs of this dataset (directly, or through its
-            batches and restatements)
-        since (datetime.datetime | None | Unset): Only jobs created at or after this time (ISO
-            8601)
-        until (datetime.datetime | None | Unset): Only jobs created before this time (ISO 8601)
+        dataset_id (None | str | Unset): Only the jobs of this dataset, its id or its name
+            (directly, or through its batches and restatements)
+        since (datetime.datetime | None | Unset): Only jobs created at or after this time (RFC
+            3339)
+        until (datetime.datetime | None | Unset): Only jobs created before this time (RFC 3339)
         limit (int | Unset): Items per page Default: 100.
         cursor (None | str | Unset): The `next` of the page before
 
@@ -277,11 +277,11 @@ async def asyncio_detailed(
         kind (None | str | Unset):
         updated_since (datetime.datetime | None | Unset): Only items changed at or after this time
             (ISO 8601): what a poller needs
-        dataset_id (None | str | Unset): Only the jobs of this dataset (directly, or through its
-            batches and restatements)
-        since (datetime.datetime | None | Unset): Only jobs created at or after this time (ISO
-            8601)
-        until (datetime.datetime | None | Unset): Only jobs created before this time (ISO 8601)
+        dataset_id (None | str | Unset): Only the jobs of this dataset, its id or its name
+            (directly, or through its batches and restatements)
+        since (datetime.datetime | None | Unset): Only jobs created at or after this time (RFC
+            3339)
+        until (datetime.datetime | None | Unset): Only jobs created before this time (RFC 3339)
         limit (int | Unset): Items per page Default: 100.
         cursor (None | str | Unset): The `next` of the page before
 
@@ -332,11 +332,11 @@ async def asyncio(
         kind (None | str | Unset):
         updated_since (datetime.datetime | None | Unset): Only items changed at or after this time
             (ISO 8601): what a poller needs
-        dataset_id (None | str | Unset): Only the jobs of this dataset (directly, or through its
-            batches and restatements)
-        since (datetime.datetime | None | Unset): Only jobs created at or after this time (ISO
-            8601)
-        until (datetime.datetime | None | Unset): Only jobs created before this time (ISO 8601)
+        dataset_id (None | str | Unset): Only the jobs of this dataset, its id or its name
+            (directly, or through its batches and restatements)
+        since (datetime.datetime | None | Unset): Only jobs created at or after this time (RFC
+            3339)
+        until (datetime.datetime | None | Unset): Only jobs created before this time (RFC 3339)
         limit (int | Unset): Items per page Default: 100.
         cursor (None | str | Unset): The `next` of the page before
 
