@@ -53,7 +53,7 @@ def history(session: Session, org: str) -> CdcLagHistory:
         tenant=org,
         sample_seconds=settings.cdc_lag_sample_seconds,
         retention_seconds=settings.cdc_lag_retention_seconds,
-        items=[
+        samples=[
             CdcLagPoint(
                 at=r.at,
                 accepted=r.accepted,

@@ -140,7 +140,7 @@ class CdcLagHistory(BaseModel):
     tenant: str
     sample_seconds: float
     retention_seconds: float
-    items: list[CdcLagPoint]
+    samples: list[CdcLagPoint]
 
 
 class ProfileRecord(BaseModel):

@@ -52,7 +52,7 @@ def batch_timeline(session: Session, dataset: Dataset, bucket: TimelineBucket) -
         BatchBucket(start=at, counts=dict(counts.get(at, {})))
         for at in (start + SPAN[bucket] * i for i in range(BUCKETS))
     ]
-    return BatchTimeline(dataset_id=dataset.id, bucket=bucket, items=items)
+    return BatchTimeline(dataset_id=dataset.id, bucket=bucket, buckets=items)
 
 
 def error_groups(session: Session, dataset: Dataset) -> ErrorGroups:
@@ -80,7 +80,7 @@ def error_groups(session: Session, dataset: Dataset) -> ErrorGroups:
                 if len(group.batch_ids) < SAMPLE:
                     group.batch_ids.append(batch_id)
     items = sorted(groups.values(), key=lambda g: (-g.errors, g.reason))[:MAX_GROUPS]
-    return ErrorGroups(dataset_id=dataset.id, failed_batches_read=FAILED_BATCHES, items=items)
+    return ErrorGroups(dataset_id=dataset.id, failed_batches_read=FAILED_BATCHES, groups=items)
 
 
 def consumer_lag(session: Session, dataset: Dataset, table: Table) -> ConsumerLagList:
@@ -122,5 +122,5 @@ def consumer_lag(session: Session, dataset: Dataset, table: Table) -> ConsumerLa
     return ConsumerLagList(
         dataset_id=dataset.id,
         current_snapshot_id=current.snapshot_id if current else None,
-        items=items,
+        consumers=items,
     )

@@ -131,7 +131,7 @@ class BatchTimeline(BaseModel):
 
     dataset_id: str
     bucket: TimelineBucket
-    items: list[BatchBucket]
+    buckets: list[BatchBucket]
 
 
 class ErrorGroup(BaseModel):
@@ -147,7 +147,7 @@ class ErrorGroups(BaseModel):
 
     dataset_id: str
     failed_batches_read: int = Field(description="At most this many newest failed batches read")
-    items: list[ErrorGroup]
+    groups: list[ErrorGroup]
 
 
 class ConsumerLag(BaseModel):
@@ -167,4 +167,4 @@ class ConsumerLagList(BaseModel):
 
     dataset_id: str
     current_snapshot_id: int | None
-    items: list[ConsumerLag]
+    consumers: list[ConsumerLag]

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -27,7 +28,8 @@ def test_postgres_urls_for_sqlalchemy_and_jdbc(tmp_path: Path) -> None:
 def test_embedded_state_defaults_to_one_folder_per_user(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.delenv("ICEBATCH_HOME", raising=False)
+    for name in [n for n in os.environ if n.startswith("ICEBATCH_")]:
+        monkeypatch.delenv(name)  # another test's store in this process (xdist) is not the default
     monkeypatch.setenv("HOME", str(tmp_path / "user"))
     monkeypatch.chdir(tmp_path)  # never the folder a command runs in
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))

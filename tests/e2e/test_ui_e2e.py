@@ -602,14 +602,16 @@ def test_the_dataset_page_monitors_batches_errors_and_consumers(lake: Lake, page
     row = page.locator('#consumers tr[data-consumer="billing"]')
     expect(row.locator('[data-field="snapshots-behind"]')).to_have_text(str(len(behind)))
     expect(row.locator('[data-field="seconds-behind"]')).to_have_text(shown_seconds(lag))
-    api_lag = lake.api.get(f"/v1/datasets/{lake.dataset}/consumer-lag").json()["items"][0]
+    api_lag = lake.api.get(f"/v1/datasets/{lake.dataset}/consumer-lag").json()["consumers"][0]
     assert (api_lag["snapshots_behind"], api_lag["seconds_behind"]) == (len(behind), lag)
 
 
 def test_the_replication_page_draws_the_lag_over_time(lake: Lake, page: Page) -> None:
     # the beat's CDC pass samples B's lag (here every second): the chart is those samples
     other = lake.service.client(lake.other_key)
-    wait_for(lambda: len(other.get("/v1/cdc/lag/history").json()["items"]) >= 2, 30, "lag samples")
+    wait_for(
+        lambda: len(other.get("/v1/cdc/lag/history").json()["samples"]) >= 2, 30, "lag samples"
+    )
     signed_in(page, lake, lake.other_key)
     page.goto(f"{lake.url}/ui/cdc")
     expect(page.locator("#replication-history circle").first).to_be_attached()
@@ -619,4 +621,4 @@ def test_the_replication_page_draws_the_lag_over_time(lake: Lake, page: Page) ->
     history = other.get("/v1/cdc/lag/history").json()
     other.close()
     assert history["sample_seconds"] == 1
-    assert values == [p["replication_lag_seconds"] for p in history["items"]][: len(values)]
+    assert values == [p["replication_lag_seconds"] for p in history["samples"]][: len(values)]

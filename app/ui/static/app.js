@@ -326,19 +326,19 @@ async function datasetPage() {
       h("section", { class: "card" }, h("h2", {}, "Active tombstones over time"), stepChart(tombs, "Active tombstones over time"))),
     h("div", { class: "grid two" },
       h("section", { class: "card", id: "batch-timeline" }, h("h2", {}, "Batches per hour, by status (48 h)"),
-        stackedBars(timelineOf.items, BATCH_STATUSES, "Batches per hour by status", true)),
+        stackedBars(timelineOf.buckets, BATCH_STATUSES, "Batches per hour by status", true)),
       h("section", { class: "card", id: "error-groups" }, h("h2", {}, "Row errors by reason"),
-        errorGroups.items.length ? h("table", {}, h("thead", {}, h("tr", {}, h("th", {}, "Reason"),
+        errorGroups.groups.length ? h("table", {}, h("thead", {}, h("tr", {}, h("th", {}, "Reason"),
           h("th", { class: "num" }, "Errors"), h("th", { class: "num" }, "Batches"), h("th", {}, "Newest"))),
-        h("tbody", {}, errorGroups.items.map((g) => h("tr", { "data-reason": g.reason },
+        h("tbody", {}, errorGroups.groups.map((g) => h("tr", { "data-reason": g.reason },
           h("td", {}, g.reason), h("td", { class: "num", "data-field": "errors" }, num(g.errors)),
           h("td", { class: "num", "data-field": "batches" }, num(g.batches)),
           h("td", {}, g.batch_ids.map((b) => h("a", { class: "mono", href: `/ui/batches/${b}` }, `${short(b)} `)), when(g.last_at))))))
           : h("p", { class: "empty" }, "No row errors."))),
     h("section", { class: "card", id: "consumers" }, h("h2", {}, "Consumer checkpoints"),
-      consumers.items.length ? h("table", {}, h("thead", {}, h("tr", {}, h("th", {}, "Consumer"), h("th", {}, "Checkpoint snapshot"),
+      consumers.consumers.length ? h("table", {}, h("thead", {}, h("tr", {}, h("th", {}, "Consumer"), h("th", {}, "Checkpoint snapshot"),
         h("th", { class: "num" }, "Snapshots behind"), h("th", { class: "num" }, "Behind"), h("th", {}, "Moved"))),
-      h("tbody", {}, consumers.items.map((c) => h("tr", { "data-consumer": c.name },
+      h("tbody", {}, consumers.consumers.map((c) => h("tr", { "data-consumer": c.name },
         h("td", {}, c.name), h("td", { class: "mono" }, c.snapshot_id ?? "–"),
         h("td", { class: "num", "data-field": "snapshots-behind" }, num(c.snapshots_behind)),
         h("td", { class: "num", "data-field": "seconds-behind" }, c.seconds_behind === null ? "–" : seconds(c.seconds_behind)),
@@ -718,10 +718,10 @@ async function cdcPage() {
   const draw = async () => {
     fill(card, lagCard((await api("/v1/cdc/lag")).data));
     const samples = (await api("/v1/cdc/lag/history")).data;
-    fill(history, lineChart(samples.items.map((p) => ({ t: new Date(p.at).getTime(), value: p.replication_lag_seconds })),
+    fill(history, lineChart(samples.samples.map((p) => ({ t: new Date(p.at).getTime(), value: p.replication_lag_seconds })),
       `Replication lag of tenant ${samples.tenant}`, "s"),
-    h("p", { class: "muted", id: "lag-samples", "data-count": String(samples.items.length) },
-      `${samples.items.length} sample(s), one per ${samples.sample_seconds} s at most, kept ${seconds(samples.retention_seconds)}`));
+    h("p", { class: "muted", id: "lag-samples", "data-count": String(samples.samples.length) },
+      `${samples.samples.length} sample(s), one per ${samples.sample_seconds} s at most, kept ${seconds(samples.retention_seconds)}`));
   };
   await draw();
   setInterval(() => draw().catch(failure), POLL_MS);

@@ -41,6 +41,6 @@ def test_samples_are_spaced_and_pruned(client: TestClient) -> None:
     assert kept == [moments[0], moments[2], moments[3]]
 
     history = client.get("/v1/cdc/lag/history").json()
-    assert [datetime.fromisoformat(p["at"]) for p in history["items"]] == kept[1:]
-    assert {(p["accepted"], p["staged"], p["processed"]) for p in history["items"]} == {(2, 0, 0)}
+    assert [datetime.fromisoformat(p["at"]) for p in history["samples"]] == kept[1:]
+    assert {(p["accepted"], p["staged"], p["processed"]) for p in history["samples"]} == {(2, 0, 0)}
     assert (history["sample_seconds"], history["retention_seconds"]) == (interval, retention)

@@ -21,32 +21,32 @@ class BatchTimeline:
 
     Attributes:
         bucket (TimelineBucket):
+        buckets (list[BatchBucket]):
         dataset_id (str):
-        items (list[BatchBucket]):
     """
 
     bucket: TimelineBucket
+    buckets: list[BatchBucket]
     dataset_id: str
-    items: list[BatchBucket]
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         bucket = self.bucket.value
 
-        dataset_id = self.dataset_id
+        buckets = []
+        for buckets_item_data in self.buckets:
+            buckets_item = buckets_item_data.to_dict()
+            buckets.append(buckets_item)
 
-        items = []
-        for items_item_data in self.items:
-            items_item = items_item_data.to_dict()
-            items.append(items_item)
+        dataset_id = self.dataset_id
 
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update(
             {
                 "bucket": bucket,
+                "buckets": buckets,
                 "dataset_id": dataset_id,
-                "items": items,
             }
         )
 
@@ -59,19 +59,19 @@ class BatchTimeline:
         d = dict(src_dict)
         bucket = TimelineBucket(d.pop("bucket"))
 
+        buckets = []
+        _buckets = d.pop("buckets")
+        for buckets_item_data in _buckets:
+            buckets_item = BatchBucket.from_dict(buckets_item_data)
+
+            buckets.append(buckets_item)
+
         dataset_id = d.pop("dataset_id")
-
-        items = []
-        _items = d.pop("items")
-        for items_item_data in _items:
-            items_item = BatchBucket.from_dict(items_item_data)
-
-            items.append(items_item)
 
         batch_timeline = cls(
             bucket=bucket,
+            buckets=buckets,
             dataset_id=dataset_id,
-            items=items,
         )
 
         batch_timeline.additional_properties = d

@@ -19,27 +19,27 @@ class CdcLagHistory:
     `retention_seconds` (ICEBATCH_CDC_LAG_SAMPLE_SECONDS, ICEBATCH_CDC_LAG_RETENTION_SECONDS).
 
         Attributes:
-            items (list[CdcLagPoint]):
             retention_seconds (float):
             sample_seconds (float):
+            samples (list[CdcLagPoint]):
             tenant (str):
     """
 
-    items: list[CdcLagPoint]
     retention_seconds: float
     sample_seconds: float
+    samples: list[CdcLagPoint]
     tenant: str
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        items = []
-        for items_item_data in self.items:
-            items_item = items_item_data.to_dict()
-            items.append(items_item)
-
         retention_seconds = self.retention_seconds
 
         sample_seconds = self.sample_seconds
+
+        samples = []
+        for samples_item_data in self.samples:
+            samples_item = samples_item_data.to_dict()
+            samples.append(samples_item)
 
         tenant = self.tenant
 
@@ -47,9 +47,9 @@ class CdcLagHistory:
         field_dict.update(self.additional_properties)
         field_dict.update(
             {
-                "items": items,
                 "retention_seconds": retention_seconds,
                 "sample_seconds": sample_seconds,
+                "samples": samples,
                 "tenant": tenant,
             }
         )
@@ -61,23 +61,23 @@ class CdcLagHistory:
         from ..models.cdc_lag_point import CdcLagPoint  # noqa: PLC0415
 
         d = dict(src_dict)
-        items = []
-        _items = d.pop("items")
-        for items_item_data in _items:
-            items_item = CdcLagPoint.from_dict(items_item_data)
-
-            items.append(items_item)
-
         retention_seconds = d.pop("retention_seconds")
 
         sample_seconds = d.pop("sample_seconds")
 
+        samples = []
+        _samples = d.pop("samples")
+        for samples_item_data in _samples:
+            samples_item = CdcLagPoint.from_dict(samples_item_data)
+
+            samples.append(samples_item)
+
         tenant = d.pop("tenant")
 
         cdc_lag_history = cls(
-            items=items,
             retention_seconds=retention_seconds,
             sample_seconds=sample_seconds,
+            samples=samples,
             tenant=tenant,
         )
 

@@ -18,34 +18,34 @@ class ConsumerLagList:
     """Each consumer's checkpoint and how far behind the current snapshot it is.
 
     Attributes:
+        consumers (list[ConsumerLag]):
         current_snapshot_id (int | None):
         dataset_id (str):
-        items (list[ConsumerLag]):
     """
 
+    consumers: list[ConsumerLag]
     current_snapshot_id: int | None
     dataset_id: str
-    items: list[ConsumerLag]
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
+        consumers = []
+        for consumers_item_data in self.consumers:
+            consumers_item = consumers_item_data.to_dict()
+            consumers.append(consumers_item)
+
         current_snapshot_id: int | None
         current_snapshot_id = self.current_snapshot_id
 
         dataset_id = self.dataset_id
 
-        items = []
-        for items_item_data in self.items:
-            items_item = items_item_data.to_dict()
-            items.append(items_item)
-
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update(
             {
+                "consumers": consumers,
                 "current_snapshot_id": current_snapshot_id,
                 "dataset_id": dataset_id,
-                "items": items,
             }
         )
 
@@ -56,6 +56,12 @@ class ConsumerLagList:
         from ..models.consumer_lag import ConsumerLag  # noqa: PLC0415
 
         d = dict(src_dict)
+        consumers = []
+        _consumers = d.pop("consumers")
+        for consumers_item_data in _consumers:
+            consumers_item = ConsumerLag.from_dict(consumers_item_data)
+
+            consumers.append(consumers_item)
 
         def _parse_current_snapshot_id(data: object) -> int | None:
             if data is None:
@@ -66,17 +72,10 @@ class ConsumerLagList:
 
         dataset_id = d.pop("dataset_id")
 
-        items = []
-        _items = d.pop("items")
-        for items_item_data in _items:
-            items_item = ConsumerLag.from_dict(items_item_data)
-
-            items.append(items_item)
-
         consumer_lag_list = cls(
+            consumers=consumers,
             current_snapshot_id=current_snapshot_id,
             dataset_id=dataset_id,
-            items=items,
         )
 
         consumer_lag_list.additional_properties = d

@@ -20,12 +20,12 @@ class ErrorGroups:
     Attributes:
         dataset_id (str):
         failed_batches_read (int): At most this many newest failed batches read
-        items (list[ErrorGroup]):
+        groups (list[ErrorGroup]):
     """
 
     dataset_id: str
     failed_batches_read: int
-    items: list[ErrorGroup]
+    groups: list[ErrorGroup]
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -33,10 +33,10 @@ class ErrorGroups:
 
         failed_batches_read = self.failed_batches_read
 
-        items = []
-        for items_item_data in self.items:
-            items_item = items_item_data.to_dict()
-            items.append(items_item)
+        groups = []
+        for groups_item_data in self.groups:
+            groups_item = groups_item_data.to_dict()
+            groups.append(groups_item)
 
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
@@ -44,7 +44,7 @@ class ErrorGroups:
             {
                 "dataset_id": dataset_id,
                 "failed_batches_read": failed_batches_read,
-                "items": items,
+                "groups": groups,
             }
         )
 
@@ -59,17 +59,17 @@ class ErrorGroups:
 
         failed_batches_read = d.pop("failed_batches_read")
 
-        items = []
-        _items = d.pop("items")
-        for items_item_data in _items:
-            items_item = ErrorGroup.from_dict(items_item_data)
+        groups = []
+        _groups = d.pop("groups")
+        for groups_item_data in _groups:
+            groups_item = ErrorGroup.from_dict(groups_item_data)
 
-            items.append(items_item)
+            groups.append(groups_item)
 
         error_groups = cls(
             dataset_id=dataset_id,
             failed_batches_read=failed_batches_read,
-            items=items,
+            groups=groups,
         )
 
         error_groups.additional_properties = d
