@@ -28,21 +28,17 @@ class Pushdown(BaseModel):
     type: PushdownType = Field(description="The column's type; a value that does not fit is null")
 
 
+CONFIG_EXAMPLE: dict[str, Any] = {
+    "pushdown": [
+        {"name": "country", "path": "address.country", "type": "string"},
+        {"name": "score", "path": "score", "type": "double"},
+    ],
+    "retention_days": 7,
+}
+
+
 class CdcConfig(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-        json_schema_extra={
-            "examples": [
-                {
-                    "pushdown": [
-                        {"name": "country", "path": "address.country", "type": "string"},
-                        {"name": "score", "path": "score", "type": "double"},
-                    ],
-                    "retention_days": 7,
-                }
-            ]
-        },
-    )
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [CONFIG_EXAMPLE]})
 
     pushdown: list[Pushdown] = Field(
         default_factory=list,
@@ -72,11 +68,7 @@ class CdcConfigOut(CdcConfig):
         json_schema_extra={
             "examples": [
                 {
-                    "pushdown": [
-                        {"name": "country", "path": "address.country", "type": "string"},
-                        {"name": "score", "path": "score", "type": "double"},
-                    ],
-                    "retention_days": 7,
+                    **CONFIG_EXAMPLE,
                     "process_interval_seconds": 5,
                     "backlog_threshold": 50000,
                     "raw_dataset_id": "0b6a3f4e-2c1d-4e5f-9a8b-7c6d5e4f3a2b",

@@ -3,7 +3,7 @@
 // Polling stays cheap: in-flight rows poll with If-None-Match (304 while unchanged), finished
 // rows stop, and lists ask only for what changed (`updated_since`).
 
-import { lineChart, stackedBars } from "/ui/static/charts.js";
+import { lineChart, s, stackedBars } from "/ui/static/charts.js";
 
 const KEY = "icebatch.key";
 const POLL_MS = 2000;
@@ -40,13 +40,6 @@ function h(tag, attrs = {}, ...children) {
     if (child === null || child === undefined || child === false) continue;
     el.append(child instanceof Node ? child : document.createTextNode(String(child)));
   }
-  return el;
-}
-const svgNS = "http://www.w3.org/2000/svg";
-function s(tag, attrs = {}, ...children) {
-  const el = document.createElementNS(svgNS, tag);
-  for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, v);
-  for (const c of children) el.append(c instanceof Node ? c : document.createTextNode(String(c)));
   return el;
 }
 const pill = (status) => h("span", { class: `pill ${status} status-${status}`, "data-status": status }, status);

@@ -2,7 +2,8 @@
 // by status (the dataset page) and a line over time (the replication page's lag).
 
 const svgNS = "http://www.w3.org/2000/svg";
-function s(tag, attrs = {}, ...children) {
+// an SVG element (the UI's other drawings use it too)
+export function s(tag, attrs = {}, ...children) {
   const el = document.createElementNS(svgNS, tag);
   for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, v);
   for (const c of children) el.append(c instanceof Node ? c : document.createTextNode(String(c)));
