@@ -22,11 +22,11 @@ log = logging.getLogger(__name__)
 celery = make_celery(get_settings())
 celery.conf.update(
     include=[  # the task entry point of each domain
-        "workers.ingest.task",
+        "workers.batches.task",
         "workers.restatements.task",
-        "workers.exports.task",
-        "workers.rewrite.task",
-        "workers.materialize.task",
+        "workers.changes.task",
+        "workers.maintenance.rewrite",
+        "workers.maintenance.materialize",
         "workers.retention.task",
         "workers.scheduler",
         "workers.cdc.task",

@@ -1,12 +1,13 @@
 """The materializer's plan: tombstones not yet in Iceberg position deletes, resolved to positions.
 
 A tombstone commit writes only its tombstones (no read on the write path). Afterwards the
-materializer (workers/materialize) resolves the tombstones past the snapshot's materialized mark
-(`tombstones.MATERIALIZED`) to the rows they hide, data file by data file: only files whose
-data sequence number is lower than a tombstone's and whose column bounds may hold its id
-(`visible.TombstoneFilter.candidates`), reading only the tombstoned columns. Each such file gets
-one position delete file holding its new positions united with those of the delete file it had
-(replaced in the same commit), so a data file never has more than one delete file of Icebatch's.
+materializer (workers/maintenance/materialize.py) resolves the tombstones past the snapshot's
+materialized mark (`tombstones.MATERIALIZED`) to the rows they hide, data file by data file:
+only files whose data sequence number is lower than a tombstone's and whose column bounds may
+hold its id (`visible.TombstoneFilter.candidates`), reading only the tombstoned columns. Each
+such file gets one position delete file holding its new positions united with those of the
+delete file it had (replaced in the same commit), so a data file never has more than one delete
+file of Icebatch's.
 
 Invariant (docs/position-deletes.md): a position delete only marks a row that an active
 tombstone hides, so readers that apply every tombstone to raw files stay exact, and readers that

@@ -31,7 +31,7 @@ def materialize(lake: Lake, name: str) -> dict[str, float]:
     the only writer): resolve the tombstones past the mark to position delete files, commit
     them. Returns its cost and size."""
     from app.lake import materialize as lake_materialize
-    from workers.materialize.task import commit_resolution
+    from workers.maintenance.materialize import commit_resolution
     from workers.spark import iceberg_java
 
     began = time.perf_counter()

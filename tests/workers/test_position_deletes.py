@@ -203,7 +203,7 @@ def test_a_delete_materialized_while_a_vacuum_runs_is_never_dropped(
     from app.config import get_settings
     from app.lake import visible
     from app.lake.catalog import get_catalog
-    from workers.rewrite import task as rewrite_task
+    from workers.maintenance import rewrite as rewrite_task
     from workers.scheduler import schedule_once
 
     dataset = client.post("/v1/datasets", json=EVENTS).json()
@@ -342,7 +342,7 @@ def test_a_materializer_commits_through_a_java_table_loaded_before_the_parent_mo
     still lands, on that parent."""
     from app.lake import materialize
     from app.lake.catalog import get_catalog
-    from workers.materialize.task import commit_resolution
+    from workers.maintenance.materialize import commit_resolution
     from workers.spark import iceberg_java
 
     dataset = client.post("/v1/datasets", json=EVENTS).json()

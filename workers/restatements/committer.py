@@ -42,7 +42,7 @@ from app.models import (
 from workers import lease, runtime
 from workers.failpoints import failpoint
 from workers.lease import CommitLeaseLost
-from workers.materialize import task as materialize_job
+from workers.maintenance import materialize as materialize_job
 from workers.metrics import LEASE_WAIT
 from workers.runtime import JobContext, PermanentJobError
 

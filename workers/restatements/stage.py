@@ -19,15 +19,15 @@ from pyspark.sql import Column, SparkSession
 from pyspark.sql import functions as F
 
 from app.lake.tables import TIME_TRANSFORMS
-from workers.ingest.inputs import StagedFile
-from workers.ingest.rows import (
+from workers.spark.progress import SparkProgress
+from workers.uploads.inputs import StagedFile
+from workers.uploads.rows import (
     INVALID,
     checked_rows,
     explain_invalid,
     file_level_errors,
     validated_frame,
 )
-from workers.spark.progress import SparkProgress
 
 # Iceberg's Spark functions for the time transforms: year -> system.years, …
 FUNCTIONS: dict[type, str] = {type(t): f"{name}s" for name, t in TIME_TRANSFORMS.items()}

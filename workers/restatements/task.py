@@ -18,9 +18,9 @@ from app.lake.catalog import get_catalog
 from app.lake.types import user_schema
 from app.models import Dataset, Restatement, RestatementKind, RestatementState
 from workers.celery_app import job_task
-from workers.ingest.inputs import StagedFile
 from workers.restatements.committer import outcome, wait_until_committed
 from workers.runtime import JobContext, PermanentJobError
+from workers.uploads.inputs import StagedFile
 
 log = logging.getLogger(__name__)
 

@@ -55,7 +55,7 @@ def spark_ids(spark: Any, table: str, as_of: int | None = None) -> list[int]:
 def test_gdpr_delete_hides_the_identity_from_every_read(
     client: TestClient, run_jobs: RunJobs, spark: Any
 ) -> None:
-    import workers.exports.task  # noqa: F401  (registers the task)
+    import workers.changes.task  # noqa: F401  (registers the task)
     from app.lake import snapshots, tombstones
     from app.lake.catalog import get_catalog
 

@@ -1,6 +1,6 @@
 """An ingest's input files: what was staged, and what the Spark reader needs from each before it
 reads it (CSV headers, Parquet schemas). The file-level checks live with the row checks in
-`workers.ingest.explain`.
+`workers.uploads.explain`.
 """
 
 from __future__ import annotations

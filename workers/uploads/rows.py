@@ -22,9 +22,9 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from app.lake.types import BATCH_COLUMN
-from workers.ingest.explain import RowError, check_csv_header, explain_file, parquet_file_errors
-from workers.ingest.inputs import StagedFile, csv_header, parquet_schema
 from workers.spark.types import spark_schema, spark_type
+from workers.uploads.explain import RowError, check_csv_header, explain_file, parquet_file_errors
+from workers.uploads.inputs import StagedFile, csv_header, parquet_schema
 
 BAD, FILE, CORRUPT = "__bad", "__file", "__corrupt"
 INVALID = "ICEBATCH_INVALID_ROW: a row does not match the dataset schema"

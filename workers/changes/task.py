@@ -21,7 +21,7 @@ def export_path(org: str, job_id: str) -> str:
 
 
 def export(ctx: JobContext) -> dict[str, Any]:
-    from workers.exports.spark_job import export_changes
+    from workers.changes.spark_job import export_changes
     from workers.spark.progress import SparkProgress
     from workers.spark.session import get_spark
 

@@ -20,7 +20,7 @@ pytestmark = pytest.mark.spark
 
 @pytest.mark.parametrize("stack", ["embedded"], indirect=True)  # one store is enough here
 def test_times_errors_formats_and_exports(client: TestClient, run_jobs: RunJobs) -> None:
-    import workers.exports.task  # noqa: F401  (registers the task)
+    import workers.changes.task  # noqa: F401  (registers the task)
 
     did, model = build(client, run_jobs)
     requests = request_ids(client, did)

@@ -1,4 +1,4 @@
-"""Row-by-row explanations of bad input rows (workers/ingest/explain.py)."""
+"""Row-by-row explanations of bad input rows (workers/uploads/explain.py)."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ from pyiceberg.types import (
 )
 
 from tests.fixtures.explain import assert_errors
-from workers.ingest.explain import RowError, check_csv_header, explain_file
+from workers.uploads.explain import RowError, check_csv_header, explain_file
 
 SCHEMA = Schema(
     NestedField(1, "id", LongType(), required=True),

@@ -27,7 +27,7 @@ from pyiceberg.io.pyarrow import schema_to_pyarrow
 from pyiceberg.schema import Schema
 
 from app.lake.types import BATCH_COLUMN
-from workers.ingest.values import (
+from workers.uploads.values import (
     MISSING,
     Problem,
     check_cell,

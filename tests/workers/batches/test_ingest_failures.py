@@ -66,7 +66,7 @@ def test_duplicate_delivery_commits_once(client: TestClient, run_jobs: RunJobs) 
     """The same message twice, and a retry after a crash between commit and bookkeeping."""
     from sqlalchemy import update
 
-    import workers.ingest.task as tasks
+    import workers.batches.task as tasks
     from app.db import session_scope
     from app.models import Batch, Job
 

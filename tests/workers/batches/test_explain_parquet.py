@@ -1,4 +1,4 @@
-"""Row-by-row explanations of bad Parquet input (workers/ingest/explain.py): nulls in required
+"""Row-by-row explanations of bad Parquet input (workers/uploads/explain.py): nulls in required
 columns, unsafe casts, missing and unknown columns, files that are not Parquet."""
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from pyiceberg.types import (
 )
 
 from tests.fixtures.explain import assert_errors
-from workers.ingest.explain import explain_file
+from workers.uploads.explain import explain_file
 
 PARQUET_SCHEMA = Schema(
     NestedField(1, "id", LongType(), required=True),

@@ -25,8 +25,8 @@ from app.lake.rewrite_files import RewriteOutput, RewriteTask
 from app.retention import erasure
 from workers.celery_app import job_task
 from workers.failpoints import failpoint
-from workers.rewrite import purges
-from workers.rewrite.commit import RewriteCommit, commit, prepare
+from workers.maintenance import purges
+from workers.maintenance.rewrite_commit import RewriteCommit, commit, prepare
 from workers.runtime import JobContext, dataset_identifier
 from workers.spark.iceberg_java import RewriteConflict
 
@@ -168,7 +168,7 @@ def _plan(
 
 
 def _purge_data(ctx: JobContext, tasks: list[RewriteTask]) -> list[RewriteOutput]:
-    from workers.rewrite.spark_job import run_tasks
+    from workers.maintenance.spark_job import run_tasks
     from workers.spark.progress import SparkProgress
     from workers.spark.session import get_spark
 

@@ -7,8 +7,9 @@ from collections.abc import Callable
 from pyiceberg.schema import Schema
 from pyspark.sql import SparkSession
 
-from workers.ingest.inputs import StagedFile
-from workers.ingest.rows import (
+from workers.spark.progress import SparkProgress
+from workers.uploads.inputs import StagedFile
+from workers.uploads.rows import (
     INVALID,
     IngestOutcome,
     checked_rows,
@@ -16,7 +17,6 @@ from workers.ingest.rows import (
     file_level_errors,
     validated_frame,
 )
-from workers.spark.progress import SparkProgress
 
 
 def ingest(

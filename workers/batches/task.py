@@ -18,14 +18,14 @@ from app.lake.types import user_schema
 from app.models import Dataset
 from workers.celery_app import job_task
 from workers.failpoints import failpoint
-from workers.ingest.inputs import StagedFile
 from workers.runtime import JobContext, PermanentJobError
+from workers.uploads.inputs import StagedFile
 
 log = logging.getLogger(__name__)
 
 
 def ingest_batch(ctx: JobContext) -> dict[str, Any]:
-    from workers.ingest.spark_job import ingest
+    from workers.batches.spark_job import ingest
     from workers.spark.progress import SparkProgress
     from workers.spark.session import get_spark
 

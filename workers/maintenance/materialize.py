@@ -27,7 +27,7 @@ from workers import lease
 from workers.celery_app import job_task
 from workers.failpoints import failpoint
 from workers.lease import CommitLeaseLost
-from workers.rewrite.commit import acquire_lease
+from workers.maintenance.rewrite_commit import acquire_lease
 from workers.runtime import JobContext, dataset_identifier, run_job
 from workers.spark import iceberg_java
 from workers.spark.iceberg_java import Committed, RewriteConflict
