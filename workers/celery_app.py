@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
 from typing import Any
 
 from celery import Task
@@ -16,7 +15,7 @@ from app.jobs.kinds import TaskName
 from app.jobs.reconciler import Reconciler
 from app.logs import configure_logging
 from workers import metrics, periodic_logs
-from workers.runtime import JobContext, run_job
+from workers.runtime import Handler, run_job
 
 log = logging.getLogger(__name__)
 celery = make_celery(get_settings())
@@ -25,8 +24,7 @@ celery.conf.update(
         "workers.batches.task",
         "workers.restatements.task",
         "workers.changes.task",
-        "workers.maintenance.rewrite",
-        "workers.maintenance.materialize",
+        "workers.maintenance.task",
         "workers.retention.task",
         "workers.scheduler",
         "workers.cdc.task",
@@ -49,7 +47,7 @@ celery.conf.update(
 _stop = threading.Event()
 
 
-def job_task(name: TaskName, handler: Callable[[JobContext], dict[str, Any]]) -> Task:
+def job_task(name: TaskName, handler: Handler) -> Task:
     """Register Celery task `name`: it runs `handler` on the job its message names (claimed,
     heartbeated and finished by `run_job`). `app.jobs.kinds` says which kinds it serves."""
 

@@ -1,4 +1,5 @@
-"""What only a worker sees: job durations and queue waits, waits for a dataset's commit lease.
+"""What only a worker sees: job durations and queue waits (the waits for a dataset's commit
+lease are `app.lake.lease`'s).
 
 They live in the worker process (prometheus_client's default registry, with the process
 gauges) and are served on the worker's own port, `ICEBATCH_WORKER_METRICS_PORT` (off when 0).
@@ -7,10 +8,9 @@ Labels are bounded: job kinds (`JobKind`), outcomes and lease users are fixed se
 
 from __future__ import annotations
 
-from prometheus_client import Counter, Histogram, start_http_server
+from prometheus_client import Histogram, start_http_server
 
 JOB_BUCKETS = (0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 7200, 21600)
-WAIT_BUCKETS = (0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300)
 
 JOB_DURATION = Histogram(
     "icebatch_job_duration_seconds",
@@ -24,17 +24,6 @@ QUEUE_WAIT = Histogram(
     "Time from a job's creation to its first claim by a worker, by kind",
     ["kind"],
     buckets=JOB_BUCKETS,
-)
-LEASE_WAIT = Histogram(
-    "icebatch_commit_lease_wait_seconds",
-    "Time a worker waited for a dataset's commit lease, by user (restate, rewrite)",
-    ["operation"],
-    buckets=WAIT_BUCKETS,
-)
-LEASE_TIMEOUTS = Counter(
-    "icebatch_commit_lease_timeouts_total",
-    "Waits for a dataset's commit lease that gave up, by user (restate, rewrite)",
-    ["operation"],
 )
 
 

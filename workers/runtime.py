@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
+from pydantic import BaseModel
 from sqlalchemy import bindparam, func, or_, select, update
 from sqlalchemy.orm import Session
 from structlog.contextvars import bound_contextvars
@@ -60,6 +61,14 @@ def dataset_identifier(dataset_id: str) -> str:
 
 
 P = TypeVar("P", bound=Payload)
+Handler = Callable[["JobContext"], "dict[str, Any] | BaseModel"]
+
+
+def stored(result: dict[str, Any] | BaseModel) -> dict[str, Any]:
+    """A handler's result as the job row keeps it (a model: the fields its path set)."""
+    if isinstance(result, BaseModel):
+        return result.model_dump(mode="json", exclude_unset=True)
+    return result
 
 
 @dataclass
@@ -259,7 +268,7 @@ def settle_many(session: Session, settled: list[tuple[str, dict[str, Any]]]) -> 
     )
 
 
-def run_job(job_id: str, handler: Callable[[JobContext], dict[str, Any]]) -> None:
+def run_job(job_id: str, handler: Handler) -> None:
     """Claim, heartbeat and run `handler`; record its result or error on the job row.
 
     Every line logged meanwhile carries the job's id, kind and request id (the HTTP request
@@ -280,7 +289,7 @@ def run_job(job_id: str, handler: Callable[[JobContext], dict[str, Any]]) -> Non
             _run(ctx, handler)
 
 
-def _run(ctx: JobContext, handler: Callable[[JobContext], dict[str, Any]]) -> None:
+def _run(ctx: JobContext, handler: Handler) -> None:
     job_id = ctx.job_id
     stop = threading.Event()
     interval = get_settings().heartbeat_seconds
@@ -323,7 +332,7 @@ def _run(ctx: JobContext, handler: Callable[[JobContext], dict[str, Any]]) -> No
             state=JobState.SUCCEEDED,
             stage="done",
             progress=1.0,
-            result=result,
+            result=stored(result),
             _finish=True,
         )
     finally:
@@ -339,9 +348,7 @@ def _aware(value: datetime) -> datetime:
     return value if value.tzinfo else value.replace(tzinfo=UTC)
 
 
-def _run_through_outages(
-    ctx: JobContext, handler: Callable[[JobContext], dict[str, Any]]
-) -> dict[str, Any]:
+def _run_through_outages(ctx: JobContext, handler: Handler) -> dict[str, Any] | BaseModel:
     """`handler(ctx)`, run again (same attempt) after each metadata store outage that broke
     it, up to MAX_OUTAGE_RESUMES times; then its error counts as any other."""
     for resumes in range(MAX_OUTAGE_RESUMES + 1):
@@ -357,3 +364,21 @@ def _run_through_outages(
             through_outages(ctx.check_lease, f"job {ctx.job_id}")  # LeaseLost: re-queued
             log.warning("job %s: store back after %.1f s; resuming the job", ctx.job_id, waited)
     raise AssertionError("unreachable")
+
+
+# handlers another job's worker may run in its own process, given a commit lease it holds
+# (a restatement committer runs an overdue materializer between its groups)
+Inline = Callable[[JobContext, int], "dict[str, Any] | BaseModel"]
+_INLINE: dict[JobKind, Inline] = {}
+
+
+def inline(kind: JobKind, handler: Inline) -> None:
+    """Let `run_inline` run jobs of `kind` with `handler` (registered by the kind's task)."""
+    _INLINE[kind] = handler
+
+
+def run_inline(kind: JobKind, job_id: str, token: int) -> None:
+    """Run the queued job `job_id` here and now, under the commit lease `token` the caller
+    holds (its message then finds it done); a failure is the job's, retried or failed as usual."""
+    handler = _INLINE[kind]
+    run_job(job_id, lambda ctx: handler(ctx, token))

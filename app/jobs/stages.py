@@ -9,11 +9,48 @@ null until the job moves on or ends).
 from __future__ import annotations
 
 from datetime import datetime
+from enum import StrEnum
 from typing import Any
 
 from app.models import Job
 
-FINAL = ("done", "failed")
+
+class Stage(StrEnum):
+    """The stages a worker reports (stored as their value; a stage's name is written once)."""
+
+    STARTING = "starting"
+    # the commit pipeline's (app/lake/pipeline.py) and its operations' plans
+    VALIDATING = "validating"  # ingest: the Spark write that checks every row
+    WRITING = "writing"  # ingest: its append commits
+    COMMITTED = "committed"
+    STAGING = "staging"  # replay: its rows written as uncommitted files
+    COMMITTING = "committing"  # restatement: waiting for (or running) its group's commit
+    SCAN = "scan"  # rewrite: which files, which tombstones (metadata only)
+    PURGE_DATA = "purge-data"  # rewrite: Spark writes the files without the hidden rows
+    PURGE_METADATA = "purge-metadata"  # rewrite: the new files' entries, before the lease
+    RESOLVE = "resolve"  # materialize: the positions the new tombstones hide
+    COMMIT = "commit"  # under the dataset's commit lease (maintenance jobs the lease yields to)
+    # the other jobs'
+    PLANNING = "planning"
+    PLAN = "plan"
+    EXPORTING = "exporting"
+    WRITTEN = "written"
+    EXPIRE = "expire"
+    ORPHANS = "orphans"
+    ERASURE = "erasure"
+    LOCK = "lock"
+    APPEND = "append"
+    LINK = "link"
+    FOLD = "fold"
+    MERGE = "merge"
+    # how a job ends or leaves a worker
+    RETRYING = "retrying"
+    REQUEUED = "requeued"
+    DONE = "done"
+    FAILED = "failed"
+
+
+FINAL = (Stage.DONE, Stage.FAILED)
 
 
 def advanced(

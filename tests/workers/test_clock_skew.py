@@ -14,9 +14,10 @@ from app import clock
 from app.config import get_settings
 from app.db import session_scope
 from app.jobs import reconciler
+from app.lake import lease
 from app.models import CommitLease, Job
 from tests.fixtures.batches import CSV, open_batch
-from workers import lease, runtime
+from workers import runtime
 
 SKEW = 30.0
 

@@ -225,11 +225,11 @@ def test_a_delete_materialized_while_a_vacuum_runs_is_never_dropped(
     # the dataset of each rewrite plan, in order: `run_jobs` below also runs what the scheduler
     # queued for other tests' datasets, their vacuums among them
     plans: list[str] = []
-    real_plan, real_failpoint = rewrite_task._rewrite_once, rewrite_task.failpoint
+    real_plan, real_failpoint = rewrite_task.Rewrite.plan, rewrite_task.failpoint
 
-    def plan(ctx: Any, operation: str, dataset_id: str, *args: Any) -> Any:
-        plans.append(dataset_id)
-        return real_plan(ctx, operation, dataset_id, *args)
+    def plan(self: Any, table: Any) -> Any:
+        plans.append(self.dataset_id)
+        return real_plan(self, table)
 
     def race(name: str) -> None:
         real_failpoint(name)
@@ -245,7 +245,7 @@ def test_a_delete_materialized_while_a_vacuum_runs_is_never_dropped(
         ran = [j for j in materialize_jobs(client) if j["subject_id"] == did]
         assert [j["state"] for j in ran] == ["succeeded"] * (2 if adds_files else 1)
 
-    monkeypatch.setattr(rewrite_task, "_rewrite_once", plan)
+    monkeypatch.setattr(rewrite_task.Rewrite, "plan", plan)
     monkeypatch.setattr(rewrite_task, "failpoint", race)
     vacuum = client.post(f"/v1/datasets/{did}/vacuum", json={"mode": "full"})
     assert vacuum.status_code == 202, vacuum.text

@@ -2,33 +2,118 @@
 
 from __future__ import annotations
 
-import logging
 import shutil
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+
+from pyiceberg.table import Table
 
 from app.batches import repository as batches
 from app.batches import service as batch_service
 from app.config import get_settings
 from app.errors import BatchNotFound
 from app.jobs.kinds import TaskName
-from app.lake import snapshots
+from app.jobs.results import IngestResult
+from app.jobs.stages import Stage
+from app.lake import pipeline, snapshots
 from app.lake.catalog import get_catalog
+from app.lake.pipeline import Committed, OperationKind, Summary
 from app.lake.types import user_schema
 from app.models import Dataset
 from workers.celery_app import job_task
-from workers.failpoints import failpoint
 from workers.runtime import JobContext, PermanentJobError
+from workers.spark.progress import SparkProgress
 from workers.uploads.inputs import StagedFile
 
-log = logging.getLogger(__name__)
+
+@dataclass(frozen=True)
+class Batch:
+    id: str
+    format: str
+    identifier: str
+    files: list[StagedFile]
 
 
-def ingest_batch(ctx: JobContext) -> dict[str, Any]:
-    from workers.batches.spark_job import ingest
-    from workers.spark.progress import SparkProgress
-    from workers.spark.session import get_spark
+class Ingest:
+    """`pipeline.Operation` of an ingest: one Spark append (its rows checked inside the write)
+    with the batch's id in the snapshot summary. No commit lease: appends commute."""
 
+    kind = OperationKind.INGEST
+
+    def __init__(self, ctx: JobContext, batch: Batch) -> None:
+        self.ctx, self.batch, self.request_id = ctx, batch, ctx.request_id
+        self.progress: SparkProgress | None = None
+
+    def plan(self, table: Table) -> Batch:
+        from workers.spark.session import get_spark
+
+        spark = get_spark()
+        spark.sparkContext.setJobGroup(self.request_id, f"ingest batch {self.batch.id}", True)
+        self.progress = SparkProgress(spark.sparkContext, self.request_id)
+        self.ctx.progress_fn = self.progress.value
+        self.ctx.set_stage(Stage.VALIDATING, 0.01)
+        return self.batch
+
+    def summary(self, plan: Batch) -> Summary:
+        return Summary(self.kind, self.request_id, batch_id=plan.id)
+
+    def commit(self, table: Table, plan: Batch, summary: Summary) -> Committed:
+        from workers.batches.spark_job import ingest
+        from workers.spark.session import get_spark
+
+        def before_commit() -> None:
+            self.ctx.check_lease()
+            self.ctx.stage = Stage.WRITING
+
+        assert self.progress is not None
+        outcome = ingest(
+            get_spark(),
+            table=f"{get_settings().catalog_name}.{plan.identifier}",
+            schema=user_schema(table.schema()),
+            files=plan.files,
+            fmt=plan.format,
+            batch_id=plan.id,
+            snapshot_properties=summary.properties(),
+            progress=self.progress,
+            before_commit=before_commit,
+            max_errors=get_settings().max_error_rows,
+        )
+        self.ctx.progress_fn = None
+        if outcome.errors:
+            with self.ctx.fenced() as session:
+                batch_service.fail(session, plan.id, outcome.errors, outcome.row_count)
+            raise PermanentJobError(
+                f"batch {plan.id} has invalid input; see the batch's errors",
+                {"errors": len(outcome.errors)},
+            )
+        self.ctx.set_stage(Stage.COMMITTED, 0.98)
+        done = snapshots.find_by_request_id(_load(plan.identifier), self.request_id)
+        if done is None:
+            raise RuntimeError("the append finished but its snapshot is not in the log")
+        return Committed.of(done)
+
+    def discard(self, plan: Batch) -> None:
+        """Nothing: Spark removes a failed append's files; the staged files serve a retry."""
+
+    def record(self, committed: Committed, plan: Batch | None) -> IngestResult:
+        assert committed.snapshot is not None
+        rows = snapshots.added_records(committed.snapshot)
+        with self.ctx.fenced() as session:
+            batch_service.succeed(
+                session, self.batch.id, snapshot=committed.snapshot, row_count=rows
+            )
+        shutil.rmtree(get_settings().staging_dir / self.batch.id, ignore_errors=True)
+        return IngestResult(snapshot_id=committed.snapshot_id, row_count=rows)
+
+    def nothing(self) -> IngestResult:
+        raise AssertionError("an ingest always has its batch to append")
+
+
+def _load(identifier: str) -> Table:
+    return get_catalog().load_table(identifier)
+
+
+def ingest_batch(ctx: JobContext) -> IngestResult:
     with ctx.fenced() as session:
         try:
             batch = batch_service.start_processing(session, ctx.subject_id or "")
@@ -37,55 +122,13 @@ def ingest_batch(ctx: JobContext) -> dict[str, Any]:
         dataset = session.get(Dataset, batch.dataset_id)
         assert dataset is not None
         files = [StagedFile(f.name, Path(f.path)) for f in batches.files(session, batch.id)]
-        batch_id, fmt, identifier = batch.id, batch.format, dataset.table_identifier
-    table = get_catalog().load_table(identifier)
-    done = snapshots.find_by_request_id(table, ctx.request_id)
-    if done is None:
-        spark = get_spark()
-        spark.sparkContext.setJobGroup(ctx.request_id, f"ingest batch {batch_id}", True)
-        progress = SparkProgress(spark.sparkContext, ctx.request_id)
-        ctx.progress_fn = progress.value
-        ctx.set_stage("validating", 0.01)
-        failpoint("ingest-spark")  # the session is up and about to be used
-
-        def before_commit() -> None:
-            ctx.check_lease()
-            ctx.stage = "writing"
-
-        outcome = ingest(
-            spark,
-            table=f"{get_settings().catalog_name}.{identifier}",
-            schema=user_schema(table.schema()),
-            files=files,
-            fmt=fmt,
-            batch_id=batch_id,
-            snapshot_properties={
-                snapshots.OPERATION: "ingest",
-                snapshots.BATCH_ID: batch_id,
-                snapshots.REQUEST_ID: ctx.request_id,
-            },
-            progress=progress,
-            before_commit=before_commit,
-            max_errors=get_settings().max_error_rows,
-        )
-        ctx.progress_fn = None
-        if outcome.errors:
-            with ctx.fenced() as session:
-                batch_service.fail(session, batch_id, outcome.errors, outcome.row_count)
-            raise PermanentJobError(
-                f"batch {batch_id} has invalid input; see the batch's errors",
-                {"errors": len(outcome.errors)},
-            )
-        ctx.set_stage("committed", 0.98)
-        table = get_catalog().load_table(identifier)
-        done = snapshots.find_by_request_id(table, ctx.request_id)
-        if done is None:
-            raise RuntimeError("the append finished but its snapshot is not in the log")
-    rows = snapshots.added_records(done)
-    with ctx.fenced() as session:
-        batch_service.succeed(session, batch_id, snapshot=done, row_count=rows)
-    shutil.rmtree(get_settings().staging_dir / batch_id, ignore_errors=True)
-    return {"snapshot_id": done.snapshot_id, "row_count": rows}
+        work = Batch(batch.id, batch.format, dataset.table_identifier, files)
+    return pipeline.run(
+        Ingest(ctx, work),
+        pipeline.Tables(lambda: _load(work.identifier), reuse_planned=True),
+        job=ctx,
+        budget=pipeline.Budget(replans=1, attempts=1),
+    )
 
 
 ingest_task = job_task(TaskName.INGEST, ingest_batch)

@@ -37,6 +37,7 @@ from app.cdc import service
 from app.config import get_settings
 from app.db import session_scope
 from app.errors import Conflict
+from app.failpoints import failpoint
 from app.lake import cdc as lake
 from app.lake.catalog import get_catalog
 from app.lake.snapshots import BATCH_ID, OPERATION, REQUEST_ID
@@ -47,7 +48,6 @@ from workers.cdc import clusters, deletions
 from workers.cdc.fold import folder, output_ddl
 from workers.cdc.inputs import RunInput, run_input
 from workers.cdc.tenant_lock import tenant_lock
-from workers.failpoints import failpoint
 from workers.runtime import JobContext, PermanentJobError
 from workers.spark import iceberg_java
 from workers.spark.session import get_spark, small_frame

@@ -22,13 +22,13 @@ from app import clock
 from app.cdc import service
 from app.config import get_settings
 from app.db import session_scope
+from app.failpoints import failpoint
 from app.jobs.kinds import JobKind
 from app.lake.catalog import get_catalog
 from app.lake.cdc import EVENT_ARROW, STAGED, ensure_staging, staged_key, staged_seq
 from app.lake.snapshots import REQUEST_ID
 from app.models import CdcChunk, CdcTenant
 from workers.cdc.tenant_lock import tenant_lock
-from workers.failpoints import failpoint
 from workers.runtime import JobContext
 
 log = logging.getLogger(__name__)

@@ -1,4 +1,4 @@
-"""A tenant's lock for one dumper or processor run: the commit lease (`workers/lease.py`) under
+"""A tenant's lock for one dumper or processor run: the commit lease (`app/lake/lease.py`) under
 a key of the tenant, renewed in the background for as long as the run lasts."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from app.config import get_settings
-from workers import lease
-from workers.lease import CommitLeaseLost
+from app.lake import lease
+from app.lake.lease import CommitLeaseLost
 from workers.runtime import JobContext
 
 

@@ -10,110 +10,171 @@ after `scan` with the plan.
 
 from __future__ import annotations
 
-import logging
 import time
+from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
 from pyiceberg.table import Table
 from pyiceberg.table.snapshots import Snapshot
 
-from app.jobs.kinds import CompactPayload, JobKind, TaskName, VacuumPayload
-from app.lake import rewrite_files, rewrite_plan, snapshots, tombstones, vacuum_plan, visible
+from app.config import get_settings
+from app.failpoints import failpoint
+from app.jobs.kinds import CompactPayload, JobKind, VacuumPayload
+from app.jobs.results import RewriteResult
+from app.jobs.stages import Stage
+from app.lake import (
+    pipeline,
+    rewrite_files,
+    rewrite_plan,
+    snapshots,
+    tombstones,
+    vacuum_plan,
+    visible,
+)
 from app.lake.catalog import get_catalog
+from app.lake.pipeline import Committed, OperationKind, Replan, Summary
 from app.lake.rewrite_files import RewriteOutput, RewriteTask
 from app.retention import erasure
-from workers.celery_app import job_task
-from workers.failpoints import failpoint
-from workers.maintenance import purges
-from workers.maintenance.rewrite_commit import RewriteCommit, commit, prepare
+from workers.maintenance import purges, rewrite_commit
+from workers.maintenance.rewrite_commit import Prepared, RewriteCommit, prepare
 from workers.runtime import JobContext, dataset_identifier
-from workers.spark.iceberg_java import RewriteConflict
+from workers.spark.session import get_spark
 
-log = logging.getLogger(__name__)
-REPLANS = 4
+REPLANS = 4  # plans: a rewrite whose files another commit changed (RewriteConflict) plans again
+ATTEMPTS = 16  # commits of one plan: appends may move the parent while the lease is held
 
 
-def rewrite(ctx: JobContext) -> dict[str, Any]:
-    operation = ctx.kind.value  # vacuum | compact
+class Rewrite:
+    """`pipeline.Operation` of a vacuum or compaction job."""
+
+    def __init__(self, ctx: JobContext, dataset_id: str, identifier: str) -> None:
+        self.ctx, self.dataset_id, self.identifier = ctx, dataset_id, identifier
+        self.kind = OperationKind(ctx.kind.value)  # vacuum | compact
+        self.request_id = ctx.request_id
+        self.finished: RewriteResult | None = None  # a dry run's, or nothing to do
+        self.scan: dict[str, Any] = {}
+        self.timings: dict[str, float] = {}
+        self.table: Table | None = None
+        self.committing = time.monotonic()
+
+    def plan(self, table: Table) -> Plan | None:
+        """Scan, purge data (Spark), purge metadata: everything the commit needs but the lease."""
+        ctx, operation, timings = self.ctx, self.kind.value, self.timings
+        self.table = table
+        began = time.monotonic()
+        ctx.set_stage(Stage.SCAN, 0.02)
+        start = table.current_snapshot()
+        filt = visible.tombstone_filter(table, start)
+        tasks, purged, self.scan = _plan(ctx, table, start, filt)
+        timings["scan"] = round(time.monotonic() - began, 3)
+        if _dry_run(ctx):
+            rows = sum(rewrite_files.count_hidden(t) for t in tasks)
+            self.finished = RewriteResult(
+                dry_run=True, operation=operation, **self.scan, rows_to_purge=rows
+            )
+            return None
+        if start is None or (not tasks and not purged.num_rows):
+            self.finished = RewriteResult(
+                operation=operation, snapshot_id=None, nothing_to_do=True, **self.scan
+            )
+            return None
+        began = time.monotonic()
+        ctx.set_stage(Stage.PURGE_DATA, 0.1)
+        outputs = _purge_data(ctx, tasks)
+        failpoint("after-purge-data")  # new files written, lease not held yet (tests race here)
+        timings["purge_data"] = round(time.monotonic() - began, 3)
+        began = time.monotonic()
+        ctx.set_stage(Stage.PURGE_METADATA, 0.8)
+        work = RewriteCommit(self.dataset_id, self.identifier, operation, start, outputs, purged)
+        plan = Plan(work, None)
+        try:
+            plan.prepared = prepare(get_spark(), work)
+        except Replan:
+            self.discard(plan)
+            raise
+        timings["purge_metadata"] = round(time.monotonic() - began, 3)
+        ctx.set_stage(Stage.COMMIT, 0.9)
+        self.committing = time.monotonic()
+        return plan
+
+    def summary(self, plan: Plan) -> Summary:
+        start = plan.work.start
+        return Summary(
+            self.kind,
+            self.request_id,
+            extra={
+                snapshots.START_SNAPSHOT: str(start.snapshot_id),
+                snapshots.START_SEQUENCE: str(start.sequence_number or 0),
+            },
+        )
+
+    def commit(self, table: Table, plan: Plan, summary: Summary) -> Committed:
+        assert plan.prepared is not None
+        return rewrite_commit.commit(get_spark(), plan.work, plan.prepared, table, summary)
+
+    def discard(self, plan: Plan) -> None:
+        assert self.table is not None
+        tombstones.discard(self.table.io, [o.output for o in plan.work.outputs if o.output])
+
+    def nothing(self) -> RewriteResult:
+        assert self.finished is not None
+        return self.finished
+
+    def record(self, committed: Committed, plan: Plan | None) -> RewriteResult:
+        operation = self.kind.value
+        if plan is None:  # a retry of a job whose commit landed
+            return RewriteResult(
+                snapshot_id=committed.snapshot_id, operation=operation, recovered=True
+            )
+        self.timings["commit"] = round(time.monotonic() - self.committing, 3)
+        outputs, purged = plan.work.outputs, plan.work.purged
+        rewritten = sum(len(o.inputs) for o in outputs if not o.unchanged)
+        requests = []
+        if operation == "vacuum":
+            requests = purges.record(
+                self.dataset_id, self.identifier, purged, committed.snapshot_id, rewritten
+            )
+            erasure.check_erasure(self.dataset_id)
+        return RewriteResult(
+            operation=operation,
+            snapshot_id=committed.snapshot_id,
+            sequence_number=committed.sequence_number,
+            iceberg_operation=committed.operation,
+            start_snapshot_id=plan.work.start.snapshot_id,
+            files_rewritten=sum(len(o.inputs) for o in outputs if o.output),
+            files_deleted=sum(len(o.inputs) for o in outputs if not o.output and not o.unchanged),
+            files_unchanged=sum(len(o.inputs) for o in outputs if o.unchanged),
+            files_written=sum(1 for o in outputs if o.output),
+            bytes_rewritten=sum(o.bytes_in for o in outputs),
+            bytes_read=sum(o.bytes_read for o in outputs),
+            bytes_written=sum(o.bytes_out for o in outputs),
+            rows_read=sum(o.rows_in for o in outputs),
+            rows_written=sum(o.rows_out for o in outputs),
+            rows_purged=sum(o.rows_in - o.rows_out for o in outputs),
+            tombstones_purged=purged.num_rows,
+            purged_request_ids=requests,
+            timings=self.timings,
+            **{k: v for k, v in self.scan.items() if k not in ("files", "bytes")},
+        )
+
+
+@dataclass
+class Plan:
+    work: RewriteCommit
+    prepared: Prepared | None
+
+
+def rewrite(ctx: JobContext) -> RewriteResult:
     dataset_id = ctx.subject_id or ""
     identifier = dataset_identifier(dataset_id)
-    for attempt in range(1, REPLANS + 1):
-        table = get_catalog().load_table(identifier)
-        done = snapshots.find_by_request_id(table, ctx.request_id)
-        if done is not None:  # a retry of a job whose commit landed
-            return {"snapshot_id": done.snapshot_id, "operation": operation, "recovered": True}
-        try:
-            return _rewrite_once(ctx, operation, dataset_id, identifier, table)
-        except RewriteConflict as exc:
-            # the materializer gave a file this rewrite replaces new position deletes (their
-            # rows are not purged from its output) or removed one: plan again on the new state
-            log.info("rewrite %s: %s; planning again (%s)", ctx.request_id, exc, attempt)
-    raise RuntimeError(f"rewrite {ctx.request_id}: its files kept changing ({REPLANS} plans)")
-
-
-def _rewrite_once(
-    ctx: JobContext, operation: str, dataset_id: str, identifier: str, table: Table
-) -> dict[str, Any]:
-    timings: dict[str, float] = {}
-    clock = time.monotonic()
-    ctx.set_stage("scan", 0.02)
-    start = table.current_snapshot()
-    filt = visible.tombstone_filter(table, start)
-    tasks, purged, scan = _plan(ctx, table, start, filt)
-    timings["scan"] = round(time.monotonic() - clock, 3)
-    if _dry_run(ctx):
-        rows = sum(rewrite_files.count_hidden(t) for t in tasks)
-        return {"dry_run": True, "operation": operation, **scan, "rows_to_purge": rows}
-    if start is None or (not tasks and not purged.num_rows):
-        return {"operation": operation, "snapshot_id": None, "nothing_to_do": True, **scan}
-    clock = time.monotonic()
-    ctx.set_stage("purge-data", 0.1)
-    outputs = _purge_data(ctx, tasks)
-    failpoint("after-purge-data")  # new files written, lease not held yet (tests race here)
-    timings["purge_data"] = round(time.monotonic() - clock, 3)
-    clock = time.monotonic()
-    ctx.set_stage("purge-metadata", 0.8)
-    from workers.spark.session import get_spark
-
-    spark = get_spark()
-    work = RewriteCommit(dataset_id, identifier, operation, start, outputs, purged)
-    try:
-        prepared = prepare(spark, work)
-        timings["purge_metadata"] = round(time.monotonic() - clock, 3)
-        clock = time.monotonic()
-        ctx.set_stage("commit", 0.9)
-        committed = commit(ctx, spark, work, prepared)
-    except RewriteConflict:
-        tombstones.discard(table.io, [o.output for o in outputs if o.output])
-        raise
-    timings["commit"] = round(time.monotonic() - clock, 3)
-    rewritten = sum(len(o.inputs) for o in outputs if not o.unchanged)
-    requests = []
-    if operation == "vacuum":
-        requests = purges.record(dataset_id, identifier, purged, committed.snapshot_id, rewritten)
-        erasure.check_erasure(dataset_id)
-    return {
-        "operation": operation,
-        "snapshot_id": committed.snapshot_id,
-        "sequence_number": committed.sequence_number,
-        "iceberg_operation": committed.operation,
-        "start_snapshot_id": start.snapshot_id,
-        "files_rewritten": sum(len(o.inputs) for o in outputs if o.output),
-        "files_deleted": sum(len(o.inputs) for o in outputs if not o.output and not o.unchanged),
-        "files_unchanged": sum(len(o.inputs) for o in outputs if o.unchanged),
-        "files_written": sum(1 for o in outputs if o.output),
-        "bytes_rewritten": sum(o.bytes_in for o in outputs),
-        "bytes_read": sum(o.bytes_read for o in outputs),
-        "bytes_written": sum(o.bytes_out for o in outputs),
-        "rows_read": sum(o.rows_in for o in outputs),
-        "rows_written": sum(o.rows_out for o in outputs),
-        "rows_purged": sum(o.rows_in - o.rows_out for o in outputs),
-        "tombstones_purged": purged.num_rows,
-        "purged_request_ids": requests,
-        "timings": timings,
-        **{k: v for k, v in scan.items() if k not in ("files", "bytes")},
-    }
+    return pipeline.run(
+        Rewrite(ctx, dataset_id, identifier),
+        lambda: get_catalog().load_table(identifier),
+        job=ctx,
+        lease=pipeline.Lease(dataset_id, wait_seconds=10 * get_settings().commit_lease_seconds),
+        budget=pipeline.Budget(replans=REPLANS, attempts=ATTEMPTS),
+    )
 
 
 def _dry_run(ctx: JobContext) -> bool:
@@ -170,7 +231,6 @@ def _plan(
 def _purge_data(ctx: JobContext, tasks: list[RewriteTask]) -> list[RewriteOutput]:
     from workers.maintenance.spark_job import run_tasks
     from workers.spark.progress import SparkProgress
-    from workers.spark.session import get_spark
 
     spark = get_spark()
     spark.sparkContext.setJobGroup(ctx.request_id, f"rewrite {ctx.subject_id}", True)
@@ -181,6 +241,3 @@ def _purge_data(ctx: JobContext, tasks: list[RewriteTask]) -> list[RewriteOutput
         return run_tasks(spark, tasks)
     finally:
         ctx.progress_fn = None
-
-
-rewrite_task = job_task(TaskName.REWRITE, rewrite)

@@ -1,4 +1,5 @@
-"""COMMIT of a rewrite: under the dataset's commit lease, fenced on the parent.
+"""COMMIT of a rewrite (through the pipeline: under the dataset's commit lease, fenced on the
+parent).
 
 The new tombstone list (the parent's minus the purged tombstones, matched on namespace, id and
 sequence number, so tombstones committed while the rewrite ran stay) and the data-file swap land
@@ -8,8 +9,6 @@ the list is recomputed on the new parent and the commit is tried again.
 
 from __future__ import annotations
 
-import logging
-import time
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -17,22 +16,13 @@ from pyiceberg.table import Table
 from pyiceberg.table.snapshots import Snapshot
 from pyspark.sql import SparkSession
 
-from app.config import get_settings
 from app.lake import commit as lake_commit
-from app.lake import snapshots, tombstones, visible
-from app.lake.catalog import get_catalog
+from app.lake import tombstones, visible
 from app.lake.commit import ParentMoved
+from app.lake.pipeline import Committed, Replan, Summary
 from app.lake.rewrite_files import RewriteOutput
-from workers import lease
-from workers.failpoints import failpoint
-from workers.lease import CommitLeaseLost
-from workers.metrics import LEASE_TIMEOUTS, LEASE_WAIT
-from workers.runtime import JobContext
 from workers.spark import iceberg_java
-from workers.spark.iceberg_java import Committed, RewriteConflict
-
-log = logging.getLogger(__name__)
-ATTEMPTS = 16
+from workers.spark.iceberg_java import RewriteConflict
 
 
 @dataclass
@@ -43,23 +33,6 @@ class RewriteCommit:
     start: Snapshot
     outputs: list[RewriteOutput]
     purged: pa.Table  # tombstone rows to leave the active set (vacuum only)
-
-
-def acquire_lease(ctx: JobContext, dataset_id: str) -> int:
-    """Wait for the dataset's commit lease (restatement groups hold it for seconds at most)."""
-    started = time.monotonic()
-    deadline = started + 10 * get_settings().commit_lease_seconds
-    pause = 0.05
-    while time.monotonic() < deadline:
-        token = lease.acquire(dataset_id)
-        if token is not None:
-            LEASE_WAIT.labels("rewrite").observe(time.monotonic() - started)
-            return token
-        ctx.check_lease()
-        time.sleep(pause)
-        pause = min(pause * 2, 0.25)  # the holder hands it over between groups: be there
-    LEASE_TIMEOUTS.labels("rewrite").inc()
-    raise TimeoutError(f"dataset {dataset_id}: the commit lease stayed taken")
 
 
 @dataclass
@@ -90,37 +63,11 @@ def prepare(spark: SparkSession, work: RewriteCommit) -> Prepared:
 
 
 def commit(
-    ctx: JobContext, spark: SparkSession, work: RewriteCommit, prepared: Prepared
+    spark: SparkSession, work: RewriteCommit, prepared: Prepared, table: Table, summary: Summary
 ) -> Committed:
-    """Commit the rewrite once (a retried job finds its request id in the log and stops)."""
-    token = acquire_lease(ctx, work.dataset_id)
-    try:
-        for _ in range(ATTEMPTS):
-            table = get_catalog().load_table(work.identifier)
-            done = snapshots.find_by_request_id(table, ctx.request_id)
-            if done is not None:
-                return Committed(
-                    done.snapshot_id,
-                    done.sequence_number or 0,
-                    str(done.summary.operation) if done.summary else "replace",
-                )
-            try:
-                return _attempt(ctx, spark, work, table, token, prepared)
-            except ParentMoved as exc:
-                log.info("rewrite %s: parent moved (%s); recomputing", ctx.request_id, exc)
-        raise RuntimeError(f"rewrite {ctx.request_id}: the parent kept moving")
-    finally:
-        lease.release(work.dataset_id, token)
-
-
-def _attempt(
-    ctx: JobContext,
-    spark: SparkSession,
-    work: RewriteCommit,
-    table: Table,
-    token: int,
-    prepared: Prepared,
-) -> Committed:
+    """One attempt on `table`'s current snapshot (the pipeline holds the lease): the new
+    tombstone list (the parent's less the purged ones) and the file swap in one snapshot.
+    Raises ParentMoved or RewriteConflict (having removed the list it wrote)."""
     parent = table.current_snapshot()
     old = prepared.old
     if old and not prepared.added and not prepared.old_deletes:
@@ -128,18 +75,7 @@ def _attempt(
     tag = f"{table.metadata.next_sequence_number():012d}"
     removal = work.purged if work.operation == "vacuum" else tombstones.SCHEMA.empty_table()
     written = tombstones.write_removal(table, parent, removal, tag=tag)
-    summary = {
-        snapshots.OPERATION: work.operation,
-        snapshots.REQUEST_ID: ctx.request_id,
-        snapshots.START_SNAPSHOT: str(work.start.snapshot_id),
-        snapshots.START_SEQUENCE: str(work.start.sequence_number or 0),
-        **written.properties,
-    }
-    if not lease.renew(work.dataset_id, token):
-        tombstones.discard(table.io, written.written)
-        raise CommitLeaseLost(work.dataset_id)
-    ctx.check_lease()
-    failpoint("before-rewrite-commit")
+    properties = summary.properties() | written.properties
     try:
         if old:
             return iceberg_java.commit_rewrite(
@@ -151,12 +87,12 @@ def _attempt(
                 removed=list(old.values()),
                 added=prepared.added,
                 removed_deletes=prepared.old_deletes,
-                summary=summary,
+                summary=properties,
             )
         # nothing to rewrite, only tombstones to drop: a metadata-only snapshot
-        snapshot = lake_commit.commit(table, files=[], new_tombstones=[], properties=summary)
-        return Committed(snapshot.snapshot_id, snapshot.sequence_number or 0, "append")
-    except ParentMoved:
+        snapshot = lake_commit.commit(table, files=[], new_tombstones=[], properties=properties)
+        return Committed.of(snapshot)
+    except (ParentMoved, Replan):
         tombstones.discard(table.io, written.written)
         raise
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pyspark.sql import SparkSession
 
+from app.failpoints import failpoint
 from app.lake import rewrite_files
 from app.lake.rewrite_files import RewriteOutput, RewriteTask
-from workers.failpoints import failpoint
 from workers.spark.tasks import announce
 
 

@@ -15,9 +15,12 @@ import logging
 import time
 import uuid
 from collections import defaultdict
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
+from pydantic import BaseModel
+from pyiceberg.manifest import DataFile
 from pyiceberg.table import Table
 from pyiceberg.table.snapshots import Snapshot
 from sqlalchemy import select, update
@@ -27,9 +30,11 @@ from app import clock
 from app.batches import service as batch_service
 from app.config import get_settings
 from app.db import session_scope
+from app.jobs.kinds import JobKind
 from app.lake import commit as lake_commit
-from app.lake import snapshots, visible
+from app.lake import lease, pipeline, snapshots, visible
 from app.lake.catalog import get_catalog
+from app.lake.pipeline import Committed, OperationKind, Summary
 from app.lake.tombstones import NewTombstone
 from app.maintenance import materialize as materializer
 from app.models import (
@@ -39,11 +44,7 @@ from app.models import (
     RestatementKind,
     RestatementState,
 )
-from workers import lease, runtime
-from workers.failpoints import failpoint
-from workers.lease import CommitLeaseLost
-from workers.maintenance import materialize as materialize_job
-from workers.metrics import LEASE_WAIT
+from workers import runtime
 from workers.runtime import JobContext, PermanentJobError
 
 log = logging.getLogger(__name__)
@@ -69,15 +70,10 @@ def wait_until_committed(ctx: JobContext, restatement_id: str, dataset_id: str) 
             return
         if state == RestatementState.FAILED:
             raise PermanentJobError(f"restatement {restatement_id} failed")
-        token = lease.acquire(dataset_id)
+        token = lease.acquire_unless_yielding(dataset_id)
         if token is not None:
-            if lease.maintenance_waiting(dataset_id):  # hand it over (workers/lease.py)
-                lease.release(dataset_id, token)
-                time.sleep(pause)
-                pause = min(pause * 2, 0.25)
-                continue
             if waiting_since is not None:
-                LEASE_WAIT.labels("restate").observe(time.monotonic() - waiting_since)
+                lease.LEASE_WAIT.labels("restate").observe(time.monotonic() - waiting_since)
                 waiting_since = None
             try:
                 drain(dataset_id, token)
@@ -102,7 +98,7 @@ def _load(dataset_id: str) -> Table:
 
 def drain(dataset_id: str, token: int) -> None:
     """Under the lease: finish interrupted groups, then commit ready groups until none is left,
-    or until a maintenance job waits for the lease (it goes next; workers/lease.py). Between
+    or until a maintenance job waits for the lease (it goes next; app/lake/lease.py). Between
     groups, a materialize job of the dataset queued for longer than
     `materialize_inline_after_seconds` is run here, under this lease: the worker's slots may all
     be held by committers draining a flood (a solo worker's one slot is this one), and the
@@ -148,7 +144,7 @@ def _materialize_overdue(dataset_id: str, token: int) -> bool:
     log.info(
         "dataset %s: materialize job %s overdue, running it between groups", dataset_id, job_id
     )
-    materialize_job.run_queued(job_id, token)
+    runtime.run_inline(JobKind.MATERIALIZE, job_id, token)
     return True
 
 
@@ -203,21 +199,72 @@ def _claim_next_group(dataset_id: str) -> str | None:
     return commit_id
 
 
-def commit_group(table: Table, dataset_id: str, token: int, commit_id: str) -> Snapshot:
-    """Commit the group `commit_id` once: before each attempt, the snapshot log is checked on the
-    very table state the attempt is planned on (and fenced to by the catalog's compare-and-swap),
-    so a group that landed by another committer's hand is recorded, not committed again."""
-    began = time.monotonic()
-    with session_scope() as session:
-        rows = session.scalars(
-            select(Restatement).where(
-                Restatement.commit_id == commit_id,
-                Restatement.state == RestatementState.COMMITTING,
+class GroupCommit:
+    """`pipeline.Operation` of a restatement group: its tombstones (and a replay's files) in one
+    snapshot, fenced on the parent; recorded for every member."""
+
+    kind = OperationKind.RESTATE
+
+    def __init__(self, table: Table, commit_id: str, members: list[dict[str, Any]]) -> None:
+        self.table, self.request_id, self.members = table, commit_id, members
+        self.began = self.committed = time.monotonic()
+        self.group: Group | None = None
+
+    def plan(self, table: Table) -> Group:
+        if self.group is None:  # the same group on any parent: the tombstone list is built
+            self.group = _group(table, self.request_id, self.members)  # at the commit
+        return self.group
+
+    def summary(self, plan: Group) -> Summary:
+        return plan.summary
+
+    def commit(self, table: Table, plan: Group, summary: Summary) -> Committed:
+        snapshot = lake_commit.commit(
+            table, files=plan.files, new_tombstones=plan.tombstones, properties=summary.properties()
+        )
+        self.committed = time.monotonic()
+        return Committed.of(snapshot)
+
+    def discard(self, plan: Group) -> None:
+        """Nothing: a replay's files belong to its restatement until a group commits them."""
+
+    def record(self, committed: Committed, plan: Group | None) -> GroupRecorded:
+        table = self.table  # current: the pipeline refreshed it or committed through it
+        snapshot = table.snapshot_by_id(committed.snapshot_id)
+        assert snapshot is not None
+        _record(table, [m["id"] for m in self.members], snapshot)
+        if committed.recovered:
+            log.info(
+                "group %s already landed as snapshot %s", self.request_id, snapshot.snapshot_id
             )
-        ).all()
-        members = [_member(r) for r in rows]
-    if not members:
-        raise RuntimeError(f"group {commit_id} has no member left to commit")
+        else:
+            log.info(
+                "group %s committed as snapshot %s for requests %s (commit %.3fs, record %.3fs)",
+                self.request_id,
+                snapshot.snapshot_id,
+                plan.listed if plan else "",
+                self.committed - self.began,
+                time.monotonic() - self.committed,
+            )
+        return GroupRecorded(snapshot_id=snapshot.snapshot_id)
+
+    def nothing(self) -> GroupRecorded:
+        raise AssertionError("a group always has something to commit")
+
+
+class GroupRecorded(BaseModel):
+    snapshot_id: int
+
+
+@dataclass(frozen=True)
+class Group:
+    files: list[DataFile]
+    tombstones: list[NewTombstone]
+    summary: Summary
+    listed: str  # the requests, for the log
+
+
+def _group(table: Table, commit_id: str, members: list[dict[str, Any]]) -> Group:
     kind = members[0]["kind"]
     schema = table.schema()
     evict_by = None
@@ -237,47 +284,39 @@ def commit_group(table: Table, dataset_id: str, token: int, commit_id: str) -> S
     ]
     files = lake_commit.data_files(table, [p for m in members for p in m["data_files"]])
     request_ids = sorted({m["request_id"] for m in members})
-    properties = {
-        snapshots.OPERATION: kind,
-        snapshots.REQUEST_ID: commit_id,
-        REQUEST_COUNT: str(len(members)),
-    }
+    extra = {REQUEST_COUNT: str(len(members))}
     if len(request_ids) <= MAX_LISTED_REQUESTS:
-        properties[snapshots.REQUEST_IDS] = ",".join(request_ids)
+        extra[snapshots.REQUEST_IDS] = ",".join(request_ids)
     batch_ids = [m["batch_id"] for m in members if m["batch_id"] and kind == RestatementKind.REPLAY]
-    if len(batch_ids) == 1:
-        properties[snapshots.BATCH_ID] = batch_ids[0]
-    ids = [m["id"] for m in members]
-    for attempt in range(COMMIT_ATTEMPTS):
-        landed = snapshots.find_by_request_id(table, commit_id)
-        if landed is not None:
-            log.info("group %s already landed as snapshot %s", commit_id, landed.snapshot_id)
-            _record(table, ids, landed)
-            return landed
-        if not lease.renew(dataset_id, token):
-            raise CommitLeaseLost(dataset_id)  # the group stays 'committing' for the next holder
-        failpoint("before-commit")
-        try:
-            snapshot = lake_commit.commit(
-                table, files=files, new_tombstones=new, properties=properties
+    summary = Summary(kind, commit_id, batch_ids[0] if len(batch_ids) == 1 else None, extra)
+    listed = extra.get(snapshots.REQUEST_IDS) or f"({len(members)}, not listed)"
+    return Group(files, new, summary, listed)
+
+
+def commit_group(table: Table, dataset_id: str, token: int, commit_id: str) -> Snapshot:
+    """Commit the group `commit_id` once, through the pipeline under the lease `token`: before
+    each attempt, the snapshot log is checked on the very table state the attempt is planned on
+    (and fenced to by the catalog's compare-and-swap), so a group that landed by another
+    committer's hand is recorded, not committed again."""
+    with session_scope() as session:
+        rows = session.scalars(
+            select(Restatement).where(
+                Restatement.commit_id == commit_id,
+                Restatement.state == RestatementState.COMMITTING,
             )
-            break
-        except lake_commit.ParentMoved:
-            log.info("group %s: the parent moved (attempt %s); planning again", commit_id, attempt)
-            table.refresh()
-    else:
-        raise RuntimeError(f"group {commit_id}: the parent kept moving; the next holder retries")
-    failpoint("after-commit")
-    committed = time.monotonic()
-    _record(table, ids, snapshot)
-    log.info(
-        "group %s committed as snapshot %s for requests %s (commit %.3fs, record %.3fs)",
-        commit_id,
-        snapshot.snapshot_id,
-        properties.get(snapshots.REQUEST_IDS) or f"({len(members)}, not listed)",
-        committed - began,
-        time.monotonic() - committed,
+        ).all()
+        members = [_member(r) for r in rows]
+    if not members:
+        raise RuntimeError(f"group {commit_id} has no member left to commit")
+    recorded = pipeline.run(
+        GroupCommit(table, commit_id, members),
+        pipeline.Tables(lambda: table, reload=lambda t: t.refresh(), reuse_planned=True),
+        job=None,
+        lease=pipeline.Lease(dataset_id, held=token),
+        budget=pipeline.Budget(replans=1, attempts=COMMIT_ATTEMPTS),
     )
+    snapshot = table.snapshot_by_id(recorded.snapshot_id)
+    assert snapshot is not None
     return snapshot
 
 

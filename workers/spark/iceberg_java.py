@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any
 
 from py4j.protocol import Py4JJavaError
@@ -21,20 +20,14 @@ from pyspark.sql import SparkSession
 from app.config import get_settings
 from app.lake import position_deletes
 from app.lake.commit import ParentMoved
+from app.lake.pipeline import Committed, Replan
 from app.lake.position_deletes import Written
 
 JavaObject = Any
 
 
-class RewriteConflict(Exception):
+class RewriteConflict(Replan):
     """Files the rewrite replaces were removed by another commit: plan the rewrite again."""
-
-
-@dataclass
-class Committed:
-    snapshot_id: int
-    sequence_number: int
-    operation: str
 
 
 def _iceberg(spark: SparkSession) -> JavaObject:

@@ -1,5 +1,5 @@
 """Restatement committers hand the commit lease to a maintenance job waiting for it
-(workers/lease.py): the materializer's lag is not the length of a restatement burst."""
+(app/lake/lease.py): the materializer's lag is not the length of a restatement burst."""
 
 from __future__ import annotations
 
@@ -12,11 +12,11 @@ from sqlalchemy import select, update
 from app import clock
 from app.db import session_scope
 from app.jobs.kinds import JobKind
+from app.lake import lease
 from app.models import Job, JobState, Restatement, RestatementState
 from tests.fixtures.batches import csv_rows, ids, ingest
 from tests.fixtures.datasets import EVENTS
 from tests.fixtures.spark import RunJobs
-from workers import lease
 from workers.restatements import committer
 
 pytestmark = pytest.mark.spark

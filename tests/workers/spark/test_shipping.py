@@ -26,7 +26,7 @@ def test_the_zip_holds_every_source_and_is_named_by_its_content(tmp_path: Path) 
     for package in shipping.PACKAGES:
         shutil.copytree(shipping.ROOT / package, copy / package)
     assert shipping.build(tmp_path / "out", root=copy).name == first.name
-    (copy / "workers" / "failpoints.py").write_text("RAISE = 1\n")
+    (copy / "app" / "failpoints.py").write_text("RAISE = 1\n")
     changed = shipping.build(tmp_path / "out", root=copy)
     assert changed.name != first.name  # another version of the code: another name
 
@@ -41,7 +41,7 @@ def test_an_interpreter_without_icebatch_imports_it_from_the_zip(tmp_path: Path)
             "-S",
             "-c",
             "import sys; sys.path.insert(0, sys.argv[1]);"
-            "import workers.failpoints as f; print(f.__file__)",
+            "import app.failpoints as f; print(f.__file__)",
             str(shipped),
         ],
         capture_output=True,
@@ -49,7 +49,7 @@ def test_an_interpreter_without_icebatch_imports_it_from_the_zip(tmp_path: Path)
         check=True,
         cwd=tmp_path,
     )
-    assert done.stdout.strip() == f"{shipped}/workers/failpoints.py"
+    assert done.stdout.strip() == f"{shipped}/app/failpoints.py"
 
 
 def test_cluster_settings_reach_the_session_only_on_a_cluster() -> None:

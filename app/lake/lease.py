@@ -15,8 +15,14 @@ the materializer (position deletes: what other engines see) lags by the length o
 
 from __future__ import annotations
 
+import os
+import socket
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import datetime, timedelta
 
+from prometheus_client import Counter, Histogram
 from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
 
@@ -24,8 +30,27 @@ from app import clock
 from app.config import get_settings
 from app.db import session_scope
 from app.jobs.kinds import JobKind
+from app.jobs.stages import Stage
 from app.models import CommitLease, Job, JobState
-from workers.runtime import WORKER_NAME
+
+WAIT_BUCKETS = (0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300)
+# a worker's metrics (its default registry, served on ICEBATCH_WORKER_METRICS_PORT)
+LEASE_WAIT = Histogram(
+    "icebatch_commit_lease_wait_seconds",
+    "Time a worker waited for a dataset's commit lease, by user (restate, rewrite)",
+    ["operation"],
+    buckets=WAIT_BUCKETS,
+)
+LEASE_TIMEOUTS = Counter(
+    "icebatch_commit_lease_timeouts_total",
+    "Waits for a dataset's commit lease that gave up, by user (restate, rewrite)",
+    ["operation"],
+)
+
+
+def holder() -> str:
+    """This process, as a lease's holder (host:pid)."""
+    return f"{socket.gethostname()}:{os.getpid()}"
 
 
 class CommitLeaseLost(Exception):
@@ -43,7 +68,7 @@ def acquire(dataset_id: str) -> int | None:
         taken = session.execute(
             update(CommitLease)
             .where(CommitLease.dataset_id == dataset_id, CommitLease.expires_at < now)
-            .values(holder=WORKER_NAME, token=CommitLease.token + 1, expires_at=_expiry(now))
+            .values(holder=holder(), token=CommitLease.token + 1, expires_at=_expiry(now))
         ).rowcount
         if taken:
             token = session.scalar(
@@ -56,9 +81,7 @@ def acquire(dataset_id: str) -> int | None:
         with session_scope() as session:
             expires_at = _expiry(clock.db_now(session))
             session.add(
-                CommitLease(
-                    dataset_id=dataset_id, holder=WORKER_NAME, token=1, expires_at=expires_at
-                )
+                CommitLease(dataset_id=dataset_id, holder=holder(), token=1, expires_at=expires_at)
             )
     except IntegrityError:
         return None
@@ -91,6 +114,16 @@ def release(dataset_id: str, token: int) -> None:
         )
 
 
+def acquire_unless_yielding(dataset_id: str) -> int | None:
+    """`acquire` for a restatement committer: None while another holds the lease, and when a
+    maintenance job waits for it (taken, then given back at once: it goes next)."""
+    token = acquire(dataset_id)
+    if token is not None and maintenance_waiting(dataset_id):
+        release(dataset_id, token)
+        return None
+    return token
+
+
 # maintenance jobs whose commit the restatement committers let go first
 YIELD_TO = (JobKind.MATERIALIZE.value, JobKind.VACUUM.value, JobKind.COMPACT.value)
 
@@ -107,9 +140,44 @@ def maintenance_waiting(dataset_id: str) -> bool:
                 Job.subject_id == dataset_id,
                 Job.state == JobState.RUNNING,
                 Job.kind.in_(YIELD_TO),
-                Job.stage == "commit",
+                Job.stage == Stage.COMMIT,
                 Job.heartbeat_at > fresh,
             )
             .limit(1)
         )
     return found is not None
+
+
+class LeaseTimeout(TimeoutError):
+    """The commit lease stayed taken for as long as the caller would wait."""
+
+
+def wait(dataset_id: str, *, seconds: float, check: Callable[[], None], user: str) -> int:
+    """Wait up to `seconds` for the dataset's commit lease (its holders keep it for seconds at
+    most and hand it over between groups); `check` runs between tries (the job's own lease).
+    `user` labels the wait's metrics."""
+    started = time.monotonic()
+    deadline = started + seconds
+    pause = 0.05
+    while time.monotonic() < deadline:
+        token = acquire(dataset_id)
+        if token is not None:
+            LEASE_WAIT.labels(user).observe(time.monotonic() - started)
+            return token
+        check()
+        time.sleep(pause)
+        pause = min(pause * 2, 0.25)  # the holder hands it over between groups: be there
+    LEASE_TIMEOUTS.labels(user).inc()
+    raise LeaseTimeout(f"dataset {dataset_id}: the commit lease stayed taken")
+
+
+@contextmanager
+def holding(
+    dataset_id: str, *, seconds: float, check: Callable[[], None], user: str
+) -> Iterator[int]:
+    """The lease for the length of the block (waited for as `wait` does), then released."""
+    token = wait(dataset_id, seconds=seconds, check=check, user=user)
+    try:
+        yield token
+    finally:
+        release(dataset_id, token)

@@ -1,0 +1,296 @@
+"""The commit pipeline: every write to a dataset's table goes through `run`.
+
+An operation (`Operation`) says what it is (`OperationKind`), plans its write (it may use Spark),
+commits the plan through one engine adapter (the fenced PyIceberg commit of `app/lake/commit.py`,
+Iceberg's Java rewrite / row-delta in `workers/spark/iceberg_java.py`, or a Spark append), and
+records the outcome through its domain's service. Everything DESIGN.md §4 asks of a commit is
+done here, once, for every operation:
+
+- **once**: before each plan and each commit attempt the snapshot log is searched for the
+  operation's request id (`icebatch.request-id`), on the very table state the attempt is fenced
+  to, so a retried or duplicated job records the snapshot that landed instead of committing again;
+- **serialized**: operations that change tombstones or files (`Lease`) commit under the dataset's
+  commit lease (`app/lake/lease.py`), renewed right before each attempt, after checking that the
+  job still owns its attempt (`Job.check_lease`);
+- **fenced**: a commit that meets a new parent (`ParentMoved`) is built again on the new parent,
+  up to `attempts` times; a plan the new state invalidates (`Replan`) is discarded and made again,
+  up to `replans` times — never replayed as it was;
+- **nothing left behind**: the files a plan wrote are removed when it is dropped or fails, unless
+  its snapshot landed after all (a commit whose outcome is unknown is looked up, not guessed);
+- the failpoints the crash tests pause at fire at the same places for every operation.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Generic, Protocol, TypeVar
+
+from pydantic import BaseModel
+from pyiceberg.table import Table
+from pyiceberg.table.snapshots import Snapshot
+
+from app.failpoints import failpoint
+from app.lake import lease, snapshots
+from app.lake.commit import ParentMoved
+
+log = logging.getLogger(__name__)
+
+
+class OperationKind(StrEnum):
+    """What a commit does; the value is the snapshot summary's `icebatch.operation`, except for
+    restatement groups, whose summary names their kind (revert, replay, gdpr)."""
+
+    INGEST = "ingest"
+    RESTATE = "restate"
+    VACUUM = "vacuum"
+    COMPACT = "compact"
+    MATERIALIZE = "materialize"
+
+    @property
+    def failpoints(self) -> tuple[str, str]:
+        """The pauses (before, after) its commit (the names the crash tests use)."""
+        return _FAILPOINTS[self]
+
+
+_FAILPOINTS = {
+    OperationKind.INGEST: ("ingest-spark", "after-ingest-commit"),
+    OperationKind.RESTATE: ("before-commit", "after-commit"),
+    OperationKind.VACUUM: ("before-rewrite-commit", "after-rewrite-commit"),
+    OperationKind.COMPACT: ("before-rewrite-commit", "after-rewrite-commit"),
+    OperationKind.MATERIALIZE: ("before-materialize-commit", "after-materialize-commit"),
+}
+
+
+class Replan(Exception):
+    """The plan no longer fits the table (its files changed): drop it and plan again."""
+
+
+class GaveUp(RuntimeError):
+    """The table kept changing for longer than the operation's budget; the job retries."""
+
+
+@dataclass(frozen=True)
+class Committed:
+    """A snapshot an operation landed (or found landed: `recovered`)."""
+
+    snapshot_id: int
+    sequence_number: int
+    operation: str  # Iceberg's: append, replace, overwrite, delete
+    recovered: bool = False
+    snapshot: Snapshot | None = field(default=None, compare=False)  # when PyIceberg's
+
+    @classmethod
+    def of(cls, snapshot: Snapshot, *, recovered: bool = False) -> Committed:
+        summary = snapshot.summary
+        return cls(
+            snapshot.snapshot_id,
+            snapshot.sequence_number or 0,
+            str(summary.operation) if summary is not None else "append",
+            recovered,
+            snapshot,
+        )
+
+
+@dataclass(frozen=True)
+class Summary:
+    """The snapshot summary properties Icebatch writes: typed here, flattened once."""
+
+    operation: str
+    request_id: str
+    batch_id: str | None = None
+    extra: dict[str, str] = field(default_factory=dict)
+
+    def properties(self) -> dict[str, str]:
+        out = {snapshots.OPERATION: self.operation, snapshots.REQUEST_ID: self.request_id}
+        if self.batch_id is not None:
+            out[snapshots.BATCH_ID] = self.batch_id
+        return out | self.extra
+
+
+class Job(Protocol):
+    """What the pipeline needs of the job that runs an operation (`workers.runtime.JobContext`)."""
+
+    def check_lease(self) -> None:
+        """Raise unless the job still owns its attempt (it was not re-queued meanwhile)."""
+        ...
+
+
+@dataclass(frozen=True)
+class Lease:
+    """Commit under the dataset's commit lease: taken for the commit (waiting up to
+    `wait_seconds`), or `held` already by the caller (a group committer's token)."""
+
+    dataset_id: str
+    wait_seconds: float = 0.0
+    held: int | None = None
+
+
+P = TypeVar("P")
+R = TypeVar("R", bound=BaseModel)
+R_co = TypeVar("R_co", bound=BaseModel, covariant=True)
+
+
+@dataclass(frozen=True)
+class Tables:
+    """How the pipeline gets the table: `load` before each plan; before each commit attempt,
+    `reload` (default: `load`) — except the first attempt when `reuse_planned` (the planned
+    table is current: a group committer's table, kept current by its own commits)."""
+
+    load: Callable[[], Table]
+    reload: Callable[[Table], Table] | None = None
+    reuse_planned: bool = False
+
+    def again(self, table: Table) -> Table:
+        return self.reload(table) if self.reload is not None else self.load()
+
+
+class Operation(Protocol[P, R_co]):
+    """One write to a table, in the pipeline's steps."""
+
+    kind: OperationKind
+    request_id: str  # what its snapshot carries as icebatch.request-id
+
+    def plan(self, table: Table) -> P | None:
+        """What to commit on `table`'s current snapshot; None when there is nothing to commit
+        (then `nothing` is the result). May raise Replan."""
+        ...
+
+    def commit(self, table: Table, plan: P, summary: Summary) -> Committed:
+        """Commit `plan` on `table`'s current snapshot through an engine adapter; raises
+        ParentMoved when the parent moved (built again on the new one) or Replan."""
+        ...
+
+    def summary(self, plan: P) -> Summary: ...
+
+    def discard(self, plan: P) -> None:
+        """Remove the files the plan wrote (it will never be committed)."""
+        ...
+
+    def record(self, committed: Committed, plan: P | None) -> R_co:
+        """Record the outcome through the owning domain's service; the job's result. `plan` is
+        None when a previous attempt's snapshot was found in the log."""
+        ...
+
+    def nothing(self) -> R_co:
+        """The result when `plan` found nothing to commit."""
+        ...
+
+
+@dataclass
+class Budget:
+    replans: int = 4
+    attempts: int = 8
+
+
+class Pipeline(Generic[P, R]):
+    """Runs one operation: look up → plan → lease → attempts → record."""
+
+    def __init__(
+        self,
+        operation: Operation[P, R],
+        tables: Tables,
+        *,
+        job: Job | None,
+        lease: Lease | None,
+        budget: Budget,
+    ) -> None:
+        self.op, self.tables, self.job, self.lease, self.budget = (
+            operation,
+            tables,
+            job,
+            lease,
+            budget,
+        )
+
+    def run(self) -> R:
+        op = self.op
+        for plans in range(1, self.budget.replans + 1):
+            table = self.tables.load()
+            landed = snapshots.find_by_request_id(table, op.request_id)
+            if landed is not None:  # a retry of a job whose commit landed
+                log.info("%s %s already landed as %s", op.kind, op.request_id, landed.snapshot_id)
+                return op.record(Committed.of(landed, recovered=True), None)
+            plan = op.plan(table)
+            if plan is None:
+                return op.nothing()
+            try:
+                committed = self._commit(plan, table)
+            except Replan as exc:
+                op.discard(plan)
+                log.info("%s %s: %s; planning again (%s)", op.kind, op.request_id, exc, plans)
+                continue
+            except BaseException:
+                if not self._landed_after_all():
+                    op.discard(plan)
+                raise
+            failpoint(op.kind.failpoints[1])
+            return op.record(committed, plan)
+        raise GaveUp(f"{op.kind} {op.request_id}: the table kept changing ({plans} plans)")
+
+    def _commit(self, plan: P, planned: Table) -> Committed:
+        spec = self.lease
+        if spec is None:
+            return self._attempts(plan, planned, None)
+        if spec.held is not None:
+            return self._attempts(plan, planned, spec.held)
+        check = self.job.check_lease if self.job is not None else _nothing
+        user = "rewrite" if self.op.kind is not OperationKind.RESTATE else "restate"
+        with lease.holding(spec.dataset_id, seconds=spec.wait_seconds, check=check, user=user) as t:
+            return self._attempts(plan, planned, t)
+
+    def _attempts(self, plan: P, planned: Table, token: int | None) -> Committed:
+        op, tables = self.op, self.tables
+        summary = op.summary(plan)
+        table = planned if tables.reuse_planned else tables.load()
+        for attempt in range(self.budget.attempts):
+            if attempt:
+                table = tables.again(table)
+            landed = snapshots.find_by_request_id(table, op.request_id)
+            if landed is not None:
+                return Committed.of(landed, recovered=True)
+            spec = self.lease
+            if token is not None and spec is not None and not lease.renew(spec.dataset_id, token):
+                raise lease.CommitLeaseLost(spec.dataset_id)
+            if self.job is not None:
+                self.job.check_lease()
+            failpoint(op.kind.failpoints[0])
+            try:
+                return op.commit(table, plan, summary)
+            except ParentMoved as exc:
+                log.info(
+                    "%s %s: the parent moved (%s, attempt %s)", op.kind, op.request_id, exc, attempt
+                )
+        raise GaveUp(f"{op.kind} {op.request_id}: the parent kept moving")
+
+    def _landed_after_all(self) -> bool:
+        """Whether the operation's snapshot is in the log (a commit whose outcome the failure
+        left unknown): then its files are the table's, never to be discarded."""
+        try:
+            tables = self.tables
+            table = tables.reload(tables.load()) if tables.reload else tables.load()
+            return snapshots.find_by_request_id(table, self.op.request_id) is not None
+        except Exception:  # the store or catalog is away: keep the files (orphan cleanup)
+            log.warning("could not tell whether %s landed; keeping its files", self.op.request_id)
+            return True
+
+
+def _nothing() -> None:
+    return None
+
+
+def run(
+    operation: Operation[P, R],
+    tables: Tables | Callable[[], Table],
+    *,
+    job: Job | None,
+    lease: Lease | None = None,
+    budget: Budget | None = None,
+) -> R:
+    """Run `operation` through the pipeline (see the module's docstring); `tables` may be a
+    plain loader (the table loaded before each plan and each commit attempt)."""
+    if not isinstance(tables, Tables):
+        tables = Tables(tables)
+    return Pipeline(operation, tables, job=job, lease=lease, budget=budget or Budget()).run()
