@@ -107,7 +107,7 @@ class Settings(BaseSettings):
     # `rewrite_target_file_bytes`: replays and small batches, each a file); 0: off
     auto_compact_small_files: int = Field(default=16, ge=0)
     # tombstones become Iceberg position deletes (every engine hides restated rows) by a job
-    # queued after each tombstone commit (app.lake.materialize); off: only Icebatch's readers do
+    # queued after each tombstone commit (app.lake.materialize_plan); off: only Icebatch's do
     materialize_deletes: bool = True
     # a restatement committer runs the dataset's materializer itself, between two groups, once
     # its job has waited this long (a worker draining a flood of restatements has no slot for

@@ -1,7 +1,7 @@
 """What an engine may load: the table metadata the catalog serves.
 
 Icebatch's own reads apply tombstones at once; other engines only see Iceberg deletes, which the
-materializer writes a few seconds later (`app.lake.materialize`). So the catalog serves a
+materializer writes a few seconds later (`app.lake.materialize_plan`). So the catalog serves a
 snapshot only when
 
 1. every tombstone active at it is materialized (the list's highest tombstone sequence number

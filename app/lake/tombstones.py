@@ -40,7 +40,7 @@ TOTAL = "tombstone.metrics.total.count"
 VACUUM_FILE = "tombstone.vacuum.file"
 VACUUM_COUNT = "tombstone.metrics.vacuum.count"
 # the highest tombstone sequence number whose hidden rows are in Iceberg position deletes
-# (app.lake.materialize): set by the materializer's snapshots, carried in every later list
+# (app.lake.materialize_plan): set by the materializer's snapshots, carried in every later list
 MATERIALIZED = "tombstone.materialized-seq"
 FOLDER = "tombstones"
 FANOUT = 8
@@ -86,7 +86,7 @@ class Segment:
 class TombstoneList:
     segments: list[Segment] = field(default_factory=list)
     # every row a tombstone of sequence number <= this hides in the snapshot's live data files
-    # is in an Iceberg position delete file (app.lake.materialize); 0: none are
+    # is in an Iceberg position delete file (app.lake.materialize_plan); 0: none are
     materialized_seq: int = 0
 
     @property

@@ -1,4 +1,4 @@
-"""Queueing the materializer (tombstones → Iceberg position deletes, app.lake.materialize).
+"""Queueing the materializer (tombstones → Iceberg position deletes, app.lake.materialize_plan).
 
 Coalesced: a dataset never has two materialize jobs queued; one queued while another runs is
 right (the running one may have planned before the newest tombstones). Queued after every

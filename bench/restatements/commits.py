@@ -30,7 +30,7 @@ def materialize(lake: Lake, name: str) -> dict[str, float]:
     """Run the materializer's two steps on the table, as its job does (no lease: the bench is
     the only writer): resolve the tombstones past the mark to position delete files, commit
     them. Returns its cost and size."""
-    from app.lake import materialize as lake_materialize
+    from app.lake import materialize_plan as lake_materialize
     from workers.maintenance.materialize import commit_resolution
     from workers.spark import iceberg_java
 

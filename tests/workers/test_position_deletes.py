@@ -340,7 +340,7 @@ def test_a_materializer_commits_through_a_java_table_loaded_before_the_parent_mo
     """A materializer loads its Java table once for all its attempts: after a moved parent, it
     plans on a parent the table was loaded before (another commit landed since); the commit
     still lands, on that parent."""
-    from app.lake import materialize
+    from app.lake import materialize_plan as materialize
     from app.lake.catalog import get_catalog
     from workers.maintenance.materialize import commit_resolution
     from workers.spark import iceberg_java

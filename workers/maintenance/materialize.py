@@ -1,12 +1,12 @@
 """The materialize operation: a dataset's new tombstones become Iceberg position deletes.
 
-Plan (`resolve`): the positions the tombstones past the mark hide, one delete file per data file,
-written before the lease is taken (`app/lake/materialize.py`). Commit (under the dataset's commit
-lease, through the pipeline): a ROW DELTA snapshot adding them and removing the delete files they
-replace, with the tombstone list re-marked, fenced on the parent. When the parent moved meanwhile:
-an append or a tombstone commit leaves the resolution valid (its data files are live, the mark
-unmoved), so it is committed on the new parent; a rewrite that removed one of its files
-(RewriteConflict), or another materializer (MarkMoved), makes it plan again.
+Plan (`resolve`): the positions the tombstones past the mark hide, one delete file per data
+file, written before the lease is taken (`app/lake/materialize_plan.py`). Commit (under the
+dataset's commit lease, through the pipeline): a ROW DELTA snapshot adding them and removing the
+delete files they replace, with the tombstone list re-marked, fenced on the parent. When the
+parent moved meanwhile: an append or a tombstone commit leaves the resolution valid (its data
+files are live, the mark unmoved), so it is committed on the new parent; a rewrite that removed
+one of its files (RewriteConflict), or another materializer (MarkMoved), makes it plan again.
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ from app.config import get_settings
 from app.jobs.results import MaterializeResult
 from app.jobs.stages import Stage
 from app.lake import commit as lake_commit
-from app.lake import materialize, pipeline, tombstones
+from app.lake import materialize_plan, pipeline, tombstones
 from app.lake.catalog import get_catalog
-from app.lake.materialize import Resolution
+from app.lake.materialize_plan import Resolution
 from app.lake.pipeline import Committed, OperationKind, Replan, Summary
 from workers.runtime import JobContext, dataset_identifier
 from workers.spark import iceberg_java
@@ -50,7 +50,7 @@ class Materialize:
 
         self.ctx.set_stage(Stage.RESOLVE, 0.05)
         self.table = table
-        resolution = materialize.resolve(table, table.current_snapshot())
+        resolution = materialize_plan.resolve(table, table.current_snapshot())
         if resolution is None:
             return None
         self.resolved = time.monotonic()

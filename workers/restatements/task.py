@@ -47,7 +47,7 @@ def restate(ctx: JobContext) -> dict[str, Any]:
 
 def stage_replay(ctx: JobContext) -> None:
     """Write the replay batch's rows as uncommitted files; the restatement becomes ready."""
-    from workers.restatements.stage import stage
+    from workers.restatements.replay import stage
     from workers.spark.progress import SparkProgress
     from workers.spark.session import get_spark
 
