@@ -5,13 +5,14 @@ from __future__ import annotations
 import logging
 import shutil
 from pathlib import Path
-from typing import Any
 
 from app.batches import repository as batches
 from app.batches import service as batch_service
 from app.config import get_settings
 from app.db import session_scope
 from app.jobs.kinds import TaskName
+from app.jobs.results import RestatementResult
+from app.jobs.stages import Stage
 from app.lake import commit as lake_commit
 from app.lake import tables
 from app.lake.catalog import get_catalog
@@ -25,7 +26,7 @@ from workers.uploads.inputs import StagedFile
 log = logging.getLogger(__name__)
 
 
-def restate(ctx: JobContext) -> dict[str, Any]:
+def restate(ctx: JobContext) -> RestatementResult:
     with session_scope() as session:
         restatement = session.get(Restatement, ctx.subject_id)
         if restatement is None:
@@ -33,12 +34,12 @@ def restate(ctx: JobContext) -> dict[str, Any]:
         state, kind, dataset_id = restatement.state, restatement.kind, restatement.dataset_id
     if state == RestatementState.PENDING and kind == RestatementKind.REPLAY:
         stage_replay(ctx)
-    ctx.set_stage("committing", 0.9)
+    ctx.set_stage(Stage.COMMITTING, 0.9)
     wait_until_committed(ctx, ctx.subject_id or "", dataset_id)
     with session_scope() as session:
         restatement = session.get(Restatement, ctx.subject_id)
         assert restatement is not None
-        result = outcome(restatement)
+        result = RestatementResult(**outcome(restatement))
         batch_id = restatement.batch_id if kind == RestatementKind.REPLAY else None
     if batch_id:
         shutil.rmtree(get_settings().staging_dir / batch_id, ignore_errors=True)
@@ -65,7 +66,7 @@ def stage_replay(ctx: JobContext) -> None:
     spark.sparkContext.setJobGroup(ctx.request_id, f"replay batch {batch_id}", True)
     progress = SparkProgress(spark.sparkContext, ctx.request_id)
     ctx.progress_fn = progress.value
-    ctx.set_stage("staging", 0.01)
+    ctx.set_stage(Stage.STAGING, 0.01)
     staged = stage(
         spark,
         catalog=get_settings().catalog_name,
