@@ -88,7 +88,7 @@ class Committed:
         return cls(
             snapshot.snapshot_id,
             snapshot.sequence_number or 0,
-            str(summary.operation) if summary is not None else "append",
+            summary.operation.value if summary is not None else "append",
             recovered,
             snapshot,
         )
