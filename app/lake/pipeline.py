@@ -23,7 +23,8 @@ done here, once, for every operation:
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Generic, Protocol, TypeVar
@@ -185,100 +186,13 @@ class Budget:
     attempts: int = 8
 
 
-class Pipeline(Generic[P, R]):
-    """Runs one operation: look up → plan → lease → attempts → record."""
-
-    def __init__(
-        self,
-        operation: Operation[P, R],
-        tables: Tables,
-        *,
-        job: Job | None,
-        lease: Lease | None,
-        budget: Budget,
-    ) -> None:
-        self.op, self.tables, self.job, self.lease, self.budget = (
-            operation,
-            tables,
-            job,
-            lease,
-            budget,
-        )
-
-    def run(self) -> R:
-        op = self.op
-        for plans in range(1, self.budget.replans + 1):
-            table = self.tables.load()
-            landed = snapshots.find_by_request_id(table, op.request_id)
-            if landed is not None:  # a retry of a job whose commit landed
-                log.info("%s %s already landed as %s", op.kind, op.request_id, landed.snapshot_id)
-                return op.record(Committed.of(landed, recovered=True), None)
-            plan = op.plan(table)
-            if plan is None:
-                return op.nothing()
-            try:
-                committed = self._commit(plan, table)
-            except Replan as exc:
-                op.discard(plan)
-                log.info("%s %s: %s; planning again (%s)", op.kind, op.request_id, exc, plans)
-                continue
-            except BaseException:
-                if not self._landed_after_all():
-                    op.discard(plan)
-                raise
-            failpoint(op.kind.failpoints[1])
-            return op.record(committed, plan)
-        raise GaveUp(f"{op.kind} {op.request_id}: the table kept changing ({plans} plans)")
-
-    def _commit(self, plan: P, planned: Table) -> Committed:
-        spec = self.lease
-        if spec is None:
-            return self._attempts(plan, planned, None)
-        if spec.held is not None:
-            return self._attempts(plan, planned, spec.held)
-        check = self.job.check_lease if self.job is not None else _nothing
-        user = "rewrite" if self.op.kind is not OperationKind.RESTATE else "restate"
-        with lease.holding(spec.dataset_id, seconds=spec.wait_seconds, check=check, user=user) as t:
-            return self._attempts(plan, planned, t)
-
-    def _attempts(self, plan: P, planned: Table, token: int | None) -> Committed:
-        op, tables = self.op, self.tables
-        summary = op.summary(plan)
-        table = planned if tables.reuse_planned else tables.load()
-        for attempt in range(self.budget.attempts):
-            if attempt:
-                table = tables.again(table)
-            landed = snapshots.find_by_request_id(table, op.request_id)
-            if landed is not None:
-                return Committed.of(landed, recovered=True)
-            spec = self.lease
-            if token is not None and spec is not None and not lease.renew(spec.dataset_id, token):
-                raise lease.CommitLeaseLost(spec.dataset_id)
-            if self.job is not None:
-                self.job.check_lease()
-            failpoint(op.kind.failpoints[0])
-            try:
-                return op.commit(table, plan, summary)
-            except ParentMoved as exc:
-                log.info(
-                    "%s %s: the parent moved (%s, attempt %s)", op.kind, op.request_id, exc, attempt
-                )
-        raise GaveUp(f"{op.kind} {op.request_id}: the parent kept moving")
-
-    def _landed_after_all(self) -> bool:
-        """Whether the operation's snapshot is in the log (a commit whose outcome the failure
-        left unknown): then its files are the table's, never to be discarded."""
-        try:
-            tables = self.tables
-            table = tables.reload(tables.load()) if tables.reload else tables.load()
-            return snapshots.find_by_request_id(table, self.op.request_id) is not None
-        except Exception:  # the store or catalog is away: keep the files (orphan cleanup)
-            log.warning("could not tell whether %s landed; keeping its files", self.op.request_id)
-            return True
-
-
-def _nothing() -> None:
-    return None
+@dataclass(frozen=True)
+class _Run(Generic[P, R]):
+    op: Operation[P, R]
+    tables: Tables
+    job: Job | None
+    lease: Lease | None
+    budget: Budget
 
 
 def run(
@@ -289,8 +203,84 @@ def run(
     lease: Lease | None = None,
     budget: Budget | None = None,
 ) -> R:
-    """Run `operation` through the pipeline (see the module's docstring); `tables` may be a
-    plain loader (the table loaded before each plan and each commit attempt)."""
+    """Run `operation`: look up → plan → lease → attempts → record (see the module's
+    docstring). `tables` may be a plain loader (the table loaded before each plan and each
+    commit attempt)."""
     if not isinstance(tables, Tables):
         tables = Tables(tables)
-    return Pipeline(operation, tables, job=job, lease=lease, budget=budget or Budget()).run()
+    it = _Run(operation, tables, job, lease, budget or Budget())
+    op = operation
+    for plans in range(1, it.budget.replans + 1):
+        table = tables.load()
+        landed = snapshots.find_by_request_id(table, op.request_id)
+        if landed is not None:  # a retry of a job whose commit landed
+            log.info("%s %s already landed as %s", op.kind, op.request_id, landed.snapshot_id)
+            return op.record(Committed.of(landed, recovered=True), None)
+        plan = op.plan(table)
+        if plan is None:
+            return op.nothing()
+        try:
+            with _holding(it) as token:
+                committed = _attempts(it, plan, table, token)
+        except Replan as exc:
+            op.discard(plan)
+            log.info("%s %s: %s; planning again (%s)", op.kind, op.request_id, exc, plans)
+            continue
+        except BaseException:
+            if not _landed_after_all(it):
+                op.discard(plan)
+            raise
+        failpoint(op.kind.failpoints[1])
+        return op.record(committed, plan)
+    raise GaveUp(f"{op.kind} {op.request_id}: the table kept changing ({plans} plans)")
+
+
+@contextmanager
+def _holding(it: _Run[P, R]) -> Iterator[int | None]:
+    """The commit lease's token for the attempts: none, the caller's, or taken here."""
+    spec = it.lease
+    if spec is None or spec.held is not None:
+        yield spec.held if spec is not None else None
+        return
+    check = it.job.check_lease if it.job is not None else _nothing
+    user = "rewrite" if it.op.kind is not OperationKind.RESTATE else "restate"
+    with lease.holding(spec.dataset_id, seconds=spec.wait_seconds, check=check, user=user) as t:
+        yield t
+
+
+def _attempts(it: _Run[P, R], plan: P, planned: Table, token: int | None) -> Committed:
+    op, tables, spec = it.op, it.tables, it.lease
+    summary = op.summary(plan)
+    table = planned if tables.reuse_planned else tables.load()
+    for attempt in range(it.budget.attempts):
+        if attempt:
+            table = tables.again(table)
+        landed = snapshots.find_by_request_id(table, op.request_id)
+        if landed is not None:
+            return Committed.of(landed, recovered=True)
+        if token is not None and spec is not None and not lease.renew(spec.dataset_id, token):
+            raise lease.CommitLeaseLost(spec.dataset_id)
+        if it.job is not None:
+            it.job.check_lease()
+        failpoint(op.kind.failpoints[0])
+        try:
+            return op.commit(table, plan, summary)
+        except ParentMoved as exc:
+            log.info("%s %s: the parent moved (%s, %s)", op.kind, op.request_id, exc, attempt)
+    raise GaveUp(f"{op.kind} {op.request_id}: the parent kept moving")
+
+
+def _landed_after_all(it: _Run[P, R]) -> bool:
+    """Whether the operation's snapshot is in the log (a commit whose outcome the failure left
+    unknown): then its files are the table's, never to be discarded."""
+    try:
+        tables = it.tables
+        table = tables.reload(tables.load()) if tables.reload else tables.load()
+        return snapshots.find_by_request_id(table, it.op.request_id) is not None
+    except Exception:  # the store or catalog is away: keep the files (orphan cleanup)
+        log.warning("could not tell whether %s landed; keeping its files", it.op.request_id)
+        return True
+
+
+def _nothing() -> None:
+    return None
