@@ -12,7 +12,7 @@ test-fast:
 	ICEBATCH_TEST_STORES=embedded .venv/bin/python -m pytest -m "not e2e and not spark" -q
 
 lint:
-	.venv/bin/ruff check . && .venv/bin/ruff format --check . && .venv/bin/mypy app workers tests bench clients/python/icebatch_client
+	.venv/bin/ruff check . && .venv/bin/ruff format --check . && .venv/bin/mypy app workers tests bench clients/python/icebatch_client && .venv/bin/lint-imports --no-cache
 
 up:
 	.venv/bin/icebatch up
