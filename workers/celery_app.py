@@ -49,7 +49,8 @@ _stop = threading.Event()
 
 def job_task(name: TaskName, handler: Handler) -> Task:
     """Register Celery task `name`: it runs `handler` on the job its message names (claimed,
-    heartbeated and finished by `run_job`). `app.jobs.kinds` says which kinds it serves."""
+    heartbeated and finished by `run_job`; the handler's result model, or dict, stored on the
+    job). `app.jobs.kinds` says which kinds it serves."""
 
     def run(job_id: str) -> None:
         run_job(job_id, handler)

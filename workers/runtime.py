@@ -19,17 +19,16 @@ from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
-from sqlalchemy import bindparam, func, or_, select, update
 from sqlalchemy.orm import Session
 from structlog.contextvars import bound_contextvars
 
 from app import clock
 from app.config import get_settings
 from app.db import session_scope
+from app.jobs import repository, stages
 from app.jobs import service as jobs
-from app.jobs import stages
 from app.jobs.kinds import JobKind, Payload
-from app.models import Dataset, Job, JobState
+from app.models import Dataset, JobState
 from workers.metrics import JOB_DURATION, QUEUE_WAIT
 from workers.outage import describe, is_outage, through_outages, wait_for_store
 from workers.spark import warmup
@@ -46,9 +45,49 @@ class LeaseLost(Exception):
 class PermanentJobError(Exception):
     """A failure that retrying cannot fix (bad input); `result` is kept on the job."""
 
-    def __init__(self, message: str, result: dict[str, Any] | None = None) -> None:
+    def __init__(self, message: str, result: dict[str, Any] | BaseModel | None = None) -> None:
         super().__init__(message)
         self.result = result
+
+
+# What a handler returns: its result model (`app/jobs/results.py`), or during the move to those
+# models a plain dict. Stored as JSON on the job row.
+JobResult = BaseModel | dict[str, Any]
+Handler = Callable[["JobContext"], JobResult]
+
+
+def stored(result: JobResult | None) -> dict[str, Any] | None:
+    """A result as the job row keeps it: a model's JSON with the fields it was given (a field
+    left at its default is left out, so a stored result has the keys its handler set)."""
+    if isinstance(result, BaseModel):
+        return result.model_dump(mode="json", exclude_unset=True)
+    return result
+
+
+@dataclass(frozen=True)
+class Succeeded:
+    """The handler returned: the job succeeded with its result."""
+
+    result: dict[str, Any] | None
+
+
+@dataclass(frozen=True)
+class Failed:
+    """A PermanentJobError: the job failed for good, whatever attempts are left; its result is
+    kept."""
+
+    error: str
+    result: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class Errored:
+    """Any other error: the job is queued again while it has attempts left, else failed."""
+
+    error: str
+
+
+JobOutcome = Succeeded | Failed | Errored
 
 
 def dataset_identifier(dataset_id: str) -> str:
@@ -61,14 +100,6 @@ def dataset_identifier(dataset_id: str) -> str:
 
 
 P = TypeVar("P", bound=Payload)
-Handler = Callable[["JobContext"], "dict[str, Any] | BaseModel"]
-
-
-def stored(result: dict[str, Any] | BaseModel) -> dict[str, Any]:
-    """A handler's result as the job row keeps it (a model: the fields its path set)."""
-    if isinstance(result, BaseModel):
-        return result.model_dump(mode="json", exclude_unset=True)
-    return result
 
 
 @dataclass
@@ -96,15 +127,7 @@ class JobContext:
     def _record_stage(self, stage: str) -> None:
         """Close the stage in the job's history and open `stage` (while this attempt holds it)."""
         with session_scope() as session:
-            job = session.scalar(
-                select(Job)
-                .where(
-                    Job.id == self.job_id,
-                    Job.attempt == self.attempt,
-                    Job.state == JobState.RUNNING,
-                )
-                .with_for_update()
-            )
+            job = repository.held(session, self.job_id, self.attempt)
             if job is not None:
                 stages.record(job, stage, clock.db_now(session))
 
@@ -119,20 +142,15 @@ class JobContext:
     def beat(self) -> None:
         """Heartbeat with stage and progress; flags the lease lost when the row moved on."""
         with session_scope() as session:
-            changed = session.execute(
-                update(Job)
-                .where(
-                    Job.id == self.job_id,
-                    Job.attempt == self.attempt,
-                    Job.state == JobState.RUNNING,
-                )
-                .values(
-                    heartbeat_at=clock.db_now(session),  # judged by other processes' reconcilers
-                    stage=self.stage,
-                    progress=self.current_progress(),
-                )
-            ).rowcount
-        if not changed:
+            held = repository.beat(
+                session,
+                self.job_id,
+                self.attempt,
+                now=clock.db_now(session),  # judged by other processes' reconcilers
+                stage=self.stage,
+                progress=self.current_progress(),
+            )
+        if not held:
             self._lost.set()
 
     def check_lease(self) -> None:
@@ -152,16 +170,7 @@ class JobContext:
         """A transaction that holds this attempt's job row: what a task changes in it (its
         subject's status) commits only while the job is still this attempt's; else LeaseLost."""
         with session_scope() as session:
-            held = session.scalar(
-                select(Job.id)
-                .where(
-                    Job.id == self.job_id,
-                    Job.attempt == self.attempt,
-                    Job.state == JobState.RUNNING,
-                )
-                .with_for_update()
-            )
-            if held is None:
+            if not repository.hold(session, self.job_id, self.attempt):
                 raise LeaseLost(self.job_id)
             yield session
 
@@ -170,23 +179,9 @@ def claim(job_id: str) -> JobContext | None:
     """Take a queued job for this worker; None when it is not queued (duplicate delivery)."""
     with session_scope() as session:
         now = clock.db_now(session)
-        changed = session.execute(
-            update(Job)
-            .where(Job.id == job_id, Job.state == JobState.QUEUED)
-            .values(
-                state=JobState.RUNNING,
-                attempt=Job.attempt + 1,
-                heartbeat_at=now,
-                started_at=now,
-                stage="starting",
-                worker=WORKER_NAME,
-                error=None,
-            )
-        ).rowcount
-        if not changed:
+        job = repository.claim(session, job_id, WORKER_NAME, now)
+        if job is None:
             return None
-        job = session.scalar(select(Job).where(Job.id == job_id))
-        assert job is not None
         stages.record(job, "starting", now)
         kind = JobKind(job.kind)
         if job.attempt == 1:  # a retry's wait starts at its re-queue, which no column records
@@ -203,33 +198,33 @@ def claim(job_id: str) -> JobContext | None:
         )
 
 
-def _fenced(ctx: JobContext, **values: Any) -> str | None:
-    """Write `values` to the job while this attempt holds it; the job's new state (None when
-    the attempt no longer holds it)."""
+def finish(ctx: JobContext, outcome: JobOutcome) -> JobState | None:
+    """End the job as `outcome` says while this attempt holds it; the job's new state (None
+    when the attempt no longer holds it: nothing is written)."""
     with session_scope() as session:
-        job = session.scalar(
-            select(Job)
-            .where(Job.id == ctx.job_id, Job.attempt == ctx.attempt, Job.state == JobState.RUNNING)
-            .with_for_update()
-        )
+        job = repository.held(session, ctx.job_id, ctx.attempt)
         if job is None:
             return None
-        retry = values.pop("_retry", False)
-        error = values.pop("_fail", None)
-        if values.pop("_finish", False):
-            job.finished_at = clock.db_now(session)  # the clock its started_at was read from
-        for key, value in values.items():
-            setattr(job, key, value)
-        if error is not None:
-            if retry and job.attempt < job.max_attempts:
+        match outcome:
+            case Succeeded(result):
+                job.finished_at = clock.db_now(session)  # the clock its started_at was read from
+                job.state, job.stage, job.progress, job.result = (
+                    JobState.SUCCEEDED,
+                    "done",
+                    1.0,
+                    result,
+                )
+                stages.record(job, "done", job.finished_at, final=True)
+            case Failed(error, result):
+                job.result = result
+                jobs.fail(session, job, error)
+            case Errored(error) if job.attempt < job.max_attempts:
                 job.state, job.stage, job.error = JobState.QUEUED, "retrying", error
                 stages.record(job, "retrying", clock.db_now(session))
                 jobs.add_outbox(session, job)
-            else:
+            case Errored(error):
                 jobs.fail(session, job, error)
-        elif job.state == JobState.SUCCEEDED:
-            stages.record(job, "done", job.finished_at or clock.db_now(session), final=True)
-        return job.state
+        return JobState(job.state)
 
 
 def settle(session: Session, job_id: str | None, result: dict[str, Any]) -> None:
@@ -240,32 +235,10 @@ def settle(session: Session, job_id: str | None, result: dict[str, Any]) -> None
         settle_many(session, [(job_id, result)])
 
 
-_SETTLE = (
-    update(Job)
-    .where(
-        Job.id == bindparam("job_id"),
-        # not `in_`: an expanding IN cannot be sent as one batched statement
-        or_(Job.state == JobState.QUEUED, Job.state == JobState.RUNNING),
-    )
-    .values(
-        state=JobState.SUCCEEDED,
-        stage="done",
-        progress=1.0,
-        result=bindparam("result"),
-        started_at=func.coalesce(Job.started_at, bindparam("now")),
-        finished_at=bindparam("now"),
-    )
-)
-
-
 def settle_many(session: Session, settled: list[tuple[str, dict[str, Any]]]) -> None:
     """`settle` for many jobs at once (a group commit's): one clock read, one batched UPDATE."""
-    if not settled:
-        return
-    now = clock.db_now(session)
-    session.connection().execute(
-        _SETTLE, [{"job_id": job_id, "result": result, "now": now} for job_id, result in settled]
-    )
+    if settled:
+        repository.settle_many(session, settled, clock.db_now(session))
 
 
 def run_job(job_id: str, handler: Handler) -> None:
@@ -304,8 +277,8 @@ def _run(ctx: JobContext, handler: Handler) -> None:
                     "heartbeat of job %s failed: %s", job_id, describe(exc), exc_info=not outage
                 )
 
-    def finish(**values: Any) -> str | None:
-        return through_outages(lambda: _fenced(ctx, **values), f"finishing job {job_id}")
+    def end(outcome: JobOutcome) -> JobState | None:
+        return through_outages(lambda: finish(ctx, outcome), f"finishing job {job_id}")
 
     context = contextvars.copy_context()  # the heartbeat's lines carry the job's ids too
     beater = threading.Thread(
@@ -321,20 +294,14 @@ def _run(ctx: JobContext, handler: Handler) -> None:
         log.warning("job %s: lease lost, leaving it to its new owner", job_id)
     except PermanentJobError as exc:
         log.warning("job %s failed: %s", job_id, exc)
-        finish(result=exc.result, _finish=True, _fail=str(exc))
+        end(Failed(str(exc), stored(exc.result)))
     except Exception as exc:
         log.exception("job %s attempt %s failed", job_id, ctx.attempt)
-        state = finish(_fail=f"{type(exc).__name__}: {exc}"[:4000], _retry=True)
+        state = end(Errored(f"{type(exc).__name__}: {exc}"[:4000]))
         outcome = "retried" if state == JobState.QUEUED else "failed"
     else:
         outcome = "succeeded"
-        finish(
-            state=JobState.SUCCEEDED,
-            stage="done",
-            progress=1.0,
-            result=stored(result),
-            _finish=True,
-        )
+        end(Succeeded(stored(result)))
     finally:
         stop.set()
         beater.join(timeout=interval + 1)
@@ -348,7 +315,7 @@ def _aware(value: datetime) -> datetime:
     return value if value.tzinfo else value.replace(tzinfo=UTC)
 
 
-def _run_through_outages(ctx: JobContext, handler: Handler) -> dict[str, Any] | BaseModel:
+def _run_through_outages(ctx: JobContext, handler: Handler) -> JobResult:
     """`handler(ctx)`, run again (same attempt) after each metadata store outage that broke
     it, up to MAX_OUTAGE_RESUMES times; then its error counts as any other."""
     for resumes in range(MAX_OUTAGE_RESUMES + 1):
@@ -368,7 +335,7 @@ def _run_through_outages(ctx: JobContext, handler: Handler) -> dict[str, Any] | 
 
 # handlers another job's worker may run in its own process, given a commit lease it holds
 # (a restatement committer runs an overdue materializer between its groups)
-Inline = Callable[[JobContext, int], "dict[str, Any] | BaseModel"]
+Inline = Callable[[JobContext, int], JobResult]
 _INLINE: dict[JobKind, Inline] = {}
 
 

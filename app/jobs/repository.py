@@ -2,8 +2,9 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 from datetime import datetime
+from typing import Any
 
-from sqlalchemy import bindparam, func, select
+from sqlalchemy import ColumnElement, and_, bindparam, func, or_, select, update
 from sqlalchemy.orm import Session
 
 from app.errors import JobNotFound
@@ -107,3 +108,85 @@ def forgotten_queued(session: Session, before: datetime) -> Sequence[Job]:
         Job.state == JobState.QUEUED, Job.updated_at < before, Job.id.not_in(latest)
     )
     return session.scalars(query.with_for_update(skip_locked=True)).all()
+
+
+# A worker's writes to its job: each one (after the claim) only while the job is RUNNING in the
+# attempt the worker claimed (`workers.runtime`); they are the only SQL of the job runtime.
+
+
+def _attempt(job_id: str, attempt: int) -> ColumnElement[bool]:
+    return and_(Job.id == job_id, Job.attempt == attempt, Job.state == JobState.RUNNING)
+
+
+def claim(session: Session, job_id: str, worker: str, now: datetime) -> Job | None:
+    """Take the job for `worker` when it is queued: running, its next attempt, stage `starting`;
+    None when it is not queued (a duplicate delivery, or taken already)."""
+    changed = session.execute(
+        update(Job)
+        .where(Job.id == job_id, Job.state == JobState.QUEUED)
+        .values(
+            state=JobState.RUNNING,
+            attempt=Job.attempt + 1,
+            heartbeat_at=now,
+            started_at=now,
+            stage="starting",
+            worker=worker,
+            error=None,
+        )
+    ).rowcount
+    if not changed:
+        return None
+    return session.scalar(select(Job).where(Job.id == job_id))
+
+
+def beat(
+    session: Session, job_id: str, attempt: int, *, now: datetime, stage: str, progress: float
+) -> bool:
+    """The attempt's heartbeat with its stage and progress; False when it no longer holds the
+    job (re-queued or finished elsewhere)."""
+    changed = session.execute(
+        update(Job)
+        .where(_attempt(job_id, attempt))
+        .values(heartbeat_at=now, stage=stage, progress=progress)
+    ).rowcount
+    return bool(changed)
+
+
+def held(session: Session, job_id: str, attempt: int) -> Job | None:
+    """The job, locked until the transaction ends, while `attempt` holds it; else None."""
+    return session.scalar(select(Job).where(_attempt(job_id, attempt)).with_for_update())
+
+
+def hold(session: Session, job_id: str, attempt: int) -> bool:
+    """Lock the job's row (its id only: nothing loaded) while `attempt` holds it; False when it
+    does not."""
+    return (
+        session.scalar(select(Job.id).where(_attempt(job_id, attempt)).with_for_update())
+        is not None
+    )
+
+
+_SETTLE = (
+    update(Job)
+    .where(
+        Job.id == bindparam("job_id"),
+        # not `in_`: an expanding IN cannot be sent as one batched statement
+        or_(Job.state == JobState.QUEUED, Job.state == JobState.RUNNING),
+    )
+    .values(
+        state=JobState.SUCCEEDED,
+        stage="done",
+        progress=1.0,
+        result=bindparam("result"),
+        started_at=func.coalesce(Job.started_at, bindparam("now")),
+        finished_at=bindparam("now"),
+    )
+)
+
+
+def settle_many(session: Session, settled: list[tuple[str, dict[str, Any]]], now: datetime) -> None:
+    """Jobs whose work another job's worker did, queued or running, succeeded with their
+    results: one batched UPDATE."""
+    session.connection().execute(
+        _SETTLE, [{"job_id": job_id, "result": result, "now": now} for job_id, result in settled]
+    )

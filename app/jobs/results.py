@@ -1,19 +1,67 @@
-"""The typed result of each job kind: what a job's `result` holds once it succeeded.
+"""What a finished job keeps as its `result`: one model per operation, stored by the job runtime
+(`workers/runtime.py`) as `model_dump(mode="json", exclude_unset=True)`.
 
-A model per operation; stored with `model_dump(mode="json", exclude_unset=True)`, so a result
-holds exactly the fields its path set (a recovered commit's result is short, a dry run's has
-no snapshot). The API serves them as the job's `result` object.
+A field with a default is one a run may leave out (an early return): left unset, it is not
+stored, so each stored result has exactly the keys its run set (API clients and tests read
+them). A task's handler returns its model; handlers still returning a dict are being moved here.
 """
 
 from __future__ import annotations
+
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
 
 class JobResult(BaseModel):
-    """The base of every job's result."""
-
     model_config = ConfigDict(extra="forbid")
+
+
+class ExportResult(JobResult):
+    """An export of a dataset's changes (`workers/changes/task.py`)."""
+
+    path: str
+    rows: int
+    files: int
+    kind: Literal["appended", "deleted"]
+    from_snapshot_id: int | None
+    to_snapshot_id: int | None
+    data_files_read: int
+
+
+class ExpireResult(JobResult):
+    """Snapshot expiry, orphan cleanup and the erasure check (`workers/retention/task.py`)."""
+
+    retained: list[int]
+    expired: list[int]
+    files_deleted: int
+    bytes_deleted: int
+    orphans_deleted: int
+    pinned_by: dict[str, list[int]]
+    ignored_pins: list[str]
+    erased_restatements: list[str]
+
+
+class CdcStageResult(JobResult):
+    """A dumper run (`workers/cdc/stage.py`); only `staged` when the tenant is gone."""
+
+    staged: int
+    staged_through: int | None = None
+    snapshots_expired: int | None = None
+
+
+class CdcProcessResult(JobResult):
+    """A processor run (`workers/cdc/process.py`); only `applied` and `watermark` when there
+    was nothing to apply."""
+
+    applied: int
+    watermark: int
+    entities: int | None = None
+    upserted: int | None = None
+    deleted: int | None = None
+    relabelled: int | None = None
+    refolded: int | None = None
+    seconds: dict[str, float] | None = None
 
 
 class IngestResult(JobResult):

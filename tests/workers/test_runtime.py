@@ -13,6 +13,7 @@ from app.jobs import reconciler
 from app.jobs.broker import get_celery, make_celery
 from app.models import Batch, Job, OutboxMessage
 from tests.fixtures.batches import CSV, open_batch
+from tests.fixtures.datasets import EVENTS
 from workers import runtime
 
 
@@ -68,9 +69,9 @@ def test_claim_is_exclusive_and_fenced(client: TestClient) -> None:
     assert second.attempt == 2
     with pytest.raises(runtime.LeaseLost):
         first.check_lease()  # the old attempt can no longer commit ...
-    assert not runtime._fenced(first, result={"stale": True})  # ... nor write its result
+    assert not runtime.finish(first, runtime.Succeeded({"stale": True}))  # ... nor write its result
     second.check_lease()
-    assert runtime._fenced(second, state="succeeded", result={"ok": True})
+    assert runtime.finish(second, runtime.Succeeded({"ok": True}))
     with session_scope() as session:
         job = session.get(Job, job_id)
         assert job is not None
@@ -134,3 +135,34 @@ def test_a_queued_job_whose_message_was_lost_is_published_again(client: TestClie
     # a fresh message stops further re-publishing until it, too, grows old
     assert reconciler.reconcile_once()["requeued"] == 0
     assert len(outbox(job_id)) == 2
+
+
+def test_a_result_model_is_stored_with_the_fields_its_handler_set(client: TestClient) -> None:
+    """A handler's model is stored as JSON with the fields it set (a default left out), a
+    PermanentJobError's model too; a plain dict is stored as it is."""
+    from app.jobs.results import CdcProcessResult, CdcStageResult
+
+    def staged(ctx: runtime.JobContext) -> CdcStageResult:
+        return CdcStageResult(staged=0)
+
+    def invalid(ctx: runtime.JobContext) -> CdcStageResult:
+        raise runtime.PermanentJobError("bad", CdcProcessResult(applied=0, watermark=3))
+
+    def plain(ctx: runtime.JobContext) -> dict[str, object]:
+        return {"applied": 1, "seconds": None}
+
+    cases: list[tuple[runtime.Handler, str, dict[str, object]]] = [
+        (staged, "succeeded", {"staged": 0}),
+        (invalid, "failed", {"applied": 0, "watermark": 3}),
+        (plain, "succeeded", {"applied": 1, "seconds": None}),
+    ]
+    dataset_id = client.post("/v1/datasets", json=EVENTS).json()["id"]
+    for handler, state, result in cases:
+        batch_id = client.post("/v1/batches", json={"dataset_id": dataset_id, "format": "csv"})
+        batch_id = batch_id.json()["id"]
+        client.put(f"/v1/batches/{batch_id}/files/a.csv", content=CSV)
+        done = client.post(f"/v1/batches/{batch_id}", params={"action": "COMPLETE"})
+        job_id = done.json()["job"]["id"]
+        runtime.run_job(job_id, handler)
+        job = client.get(f"/v1/jobs/{job_id}").json()
+        assert (job["state"], job["result"]) == (state, result)

@@ -38,6 +38,7 @@ from app.config import get_settings
 from app.db import session_scope
 from app.errors import Conflict
 from app.failpoints import failpoint
+from app.jobs.results import CdcProcessResult
 from app.lake import cdc as lake
 from app.lake.catalog import get_catalog
 from app.lake.snapshots import BATCH_ID, OPERATION, REQUEST_ID
@@ -130,7 +131,7 @@ class Laps:
         self.mark = now
 
 
-def process(ctx: JobContext) -> dict[str, Any]:
+def process(ctx: JobContext) -> CdcProcessResult:
     org = ctx.org
     lap = Laps()
     settings = get_settings()
@@ -157,7 +158,7 @@ def process(ctx: JobContext) -> dict[str, Any]:
         high = min(max(staged_through, committed), low + settings.cdc_max_events_per_run)
         if high <= low:
             _mirror(org, low, max_ts)
-            return {"applied": 0, "watermark": low}
+            return CdcProcessResult(applied=0, watermark=low)
         lap("lock")
         ctx.set_stage("plan", 0.1)
         spark = get_spark()
@@ -238,7 +239,7 @@ def _apply(
     files: int,
     check: Any,
     lap: Laps,
-) -> dict[str, Any]:
+) -> CdcProcessResult:
     pushdown = [p.model_dump() for p in config.pushdown]
     ctx.set_stage("link", 0.3)
     with session_scope() as session:
@@ -301,16 +302,16 @@ def _apply(
         _compact_when_fragmented(ctx, get_catalog().load_table(identifier))
         lap("commit")
         log.info("cdc run of %s applied through %s: seconds %s", org, high, lap.took)
-        return {
-            "applied": run.events,
-            "entities": actions.get("upsert", 0) + actions.get("delete", 0),
-            "upserted": actions.get("upsert", 0),
-            "deleted": actions.get("delete", 0),
-            "relabelled": actions.get("relabel", 0),
-            "refolded": run.classes.get("refolded", 0),
-            "watermark": high,
-            "seconds": lap.took,
-        }
+        return CdcProcessResult(
+            applied=run.events,
+            entities=actions.get("upsert", 0) + actions.get("delete", 0),
+            upserted=actions.get("upsert", 0),
+            deleted=actions.get("delete", 0),
+            relabelled=actions.get("relabel", 0),
+            refolded=run.classes.get("refolded", 0),
+            watermark=high,
+            seconds=lap.took,
+        )
     finally:
         source.unpersist()  # the checkpoint's blocks
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import logging
 from datetime import timedelta
-from typing import Any
 
 import pyarrow as pa
 from pyiceberg.exceptions import CommitFailedException
@@ -24,6 +23,7 @@ from app.config import get_settings
 from app.db import session_scope
 from app.failpoints import failpoint
 from app.jobs.kinds import JobKind
+from app.jobs.results import CdcStageResult
 from app.lake.catalog import get_catalog
 from app.lake.cdc import EVENT_ARROW, STAGED, ensure_staging, staged_key, staged_seq
 from app.lake.snapshots import REQUEST_ID
@@ -130,7 +130,7 @@ def expire_history(keep: timedelta = STAGING_HISTORY, batch: int = EXPIRE_BATCH)
     return len(old)
 
 
-def stage(ctx: JobContext) -> dict[str, Any]:
+def stage(ctx: JobContext) -> CdcStageResult:
     org = ctx.org
     settings = get_settings()
     ctx.set_stage("lock", 0.02)
@@ -139,7 +139,7 @@ def stage(ctx: JobContext) -> dict[str, Any]:
         with session_scope() as session:
             tenant = session.get(CdcTenant, org)
             if tenant is None:
-                return {"staged": 0}
+                return CdcStageResult(staged=0)
             mirrored, accepted = tenant.staged_seq, tenant.accepted_seq
         committed = staged_seq(staging, org)
         done = max(mirrored, committed or 0)
@@ -170,4 +170,4 @@ def stage(ctx: JobContext) -> dict[str, Any]:
             config = service.config_of(tenant)
             if tenant.staged_seq - tenant.processed_seq >= config.backlog_threshold:
                 service.ensure_job(session, org, JobKind.CDC_PROCESS, tenant.raw_dataset_id)
-    return {"staged": staged, "staged_through": done, "snapshots_expired": expired}
+    return CdcStageResult(staged=staged, staged_through=done, snapshots_expired=expired)

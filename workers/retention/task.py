@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import logging
 from datetime import UTC, datetime
-from typing import Any
 
 from pyiceberg.table import Table
 from sqlalchemy import delete, select
@@ -20,6 +19,7 @@ from app import clock
 from app.config import get_settings
 from app.db import session_scope
 from app.jobs.kinds import TaskName
+from app.jobs.results import ExpireResult
 from app.lake import retention
 from app.lake.catalog import get_catalog
 from app.models import Dataset, ExpiredSnapshot, Job, JobState
@@ -43,7 +43,7 @@ def _job_pins(dataset_id: str, own_job: str) -> list[datetime]:
     return [r for r in rows if r is not None]
 
 
-def expire(ctx: JobContext) -> dict[str, Any]:
+def expire(ctx: JobContext) -> ExpireResult:
     settings = get_settings()
     now = clock.now()
     ctx.set_stage("plan", 0.05)
@@ -132,16 +132,16 @@ def expire(ctx: JobContext) -> dict[str, Any]:
 
     ctx.set_stage("erasure", 0.95)
     erased = check_erasure(dataset_id)
-    return {
-        "retained": [s.snapshot_id for s in plan.retained],
-        "expired": expired_ids,
-        "files_deleted": files_deleted + len(removed),
-        "bytes_deleted": bytes_deleted + orphan_bytes,
-        "orphans_deleted": len(removed),
-        "pinned_by": plan.pinned_by,
-        "ignored_pins": plan.ignored_pins,
-        "erased_restatements": erased,
-    }
+    return ExpireResult(
+        retained=[s.snapshot_id for s in plan.retained],
+        expired=expired_ids,
+        files_deleted=files_deleted + len(removed),
+        bytes_deleted=bytes_deleted + orphan_bytes,
+        orphans_deleted=len(removed),
+        pinned_by=plan.pinned_by,
+        ignored_pins=plan.ignored_pins,
+        erased_restatements=erased,
+    )
 
 
 def _sequence_at(table: Table, when: datetime) -> int:

@@ -27,7 +27,7 @@ def test_job_stages_links_key_and_stuck(client: TestClient) -> None:
 
     from app.db import session_scope
     from app.models import ApiKey, Job, JobState
-    from workers.runtime import _fenced, claim, settle
+    from workers.runtime import Succeeded, claim, finish, settle
 
     org = client.org  # type: ignore[attr-defined]
     did = client.post("/v1/datasets", json=EVENTS).json()["id"]
@@ -47,7 +47,7 @@ def test_job_stages_links_key_and_stuck(client: TestClient) -> None:
     assert ctx is not None
     ctx.set_stage("reading", 0.5)
     ctx.set_stage("reading", 0.6)  # the same stage again is no new entry
-    assert _fenced(ctx, state=JobState.SUCCEEDED, stage="done", progress=1.0, _finish=True)
+    assert finish(ctx, Succeeded(None)) == JobState.SUCCEEDED
     done = client.get(f"/v1/jobs/{job['id']}").json()
     names = [s["stage"] for s in done["stages"]]
     assert names == ["queued", "starting", "reading", "done"]
