@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from app.config import get_settings
 from app.db import session_scope
 from app.jobs.kinds import ExportPayload, TaskName
+from app.jobs.results import ExportResult
 from app.lake import changes
 from app.lake.catalog import get_catalog
 from app.lake.changes_read import ReadContext
@@ -20,9 +19,9 @@ def export_path(org: str, job_id: str) -> str:
     return f"{get_settings().warehouse.rstrip('/')}/exports/{org}/{job_id}"
 
 
-def export(ctx: JobContext) -> dict[str, Any]:
+def export(ctx: JobContext) -> ExportResult:
     from workers.changes.spark_job import export_changes
-    from workers.spark.progress import SparkProgress
+    from workers.spark.progress import tracked
     from workers.spark.session import get_spark
 
     payload = ctx.payload_as(ExportPayload)
@@ -51,28 +50,25 @@ def export(ctx: JobContext) -> dict[str, Any]:
         raise PermanentJobError(f"the range can no longer be read: {exc}") from None
     tasks = changes.plan_changes(table, rng, kind, erased)
     spark = get_spark()
-    spark.sparkContext.setJobGroup(ctx.request_id, f"export {kind} of {identifier}", True)
-    progress = SparkProgress(spark.sparkContext, ctx.request_id)
-    progress.phase("exporting", 0.05, 0.98)
-    ctx.progress_fn = progress.value
-    ctx.set_stage("exporting", 0.05)
-    done = export_changes(
-        spark,
-        context=ReadContext.of(table, identity),
-        tasks=tasks,
-        path=export_path(ctx.org, ctx.job_id),
-    )
-    ctx.progress_fn = None
+    with tracked(ctx, spark, f"export {kind} of {identifier}") as progress:
+        progress.phase("exporting", 0.05, 0.98)
+        ctx.set_stage("exporting", 0.05)
+        done = export_changes(
+            spark,
+            context=ReadContext.of(table, identity),
+            tasks=tasks,
+            path=export_path(ctx.org, ctx.job_id),
+        )
     ctx.set_stage("written", 0.99)
-    return {
-        "path": done.path,
-        "rows": done.rows,
-        "files": done.files,
-        "kind": kind,
-        "from_snapshot_id": first,
-        "to_snapshot_id": last,
-        "data_files_read": len(tasks),
-    }
+    return ExportResult(
+        path=done.path,
+        rows=done.rows,
+        files=done.files,
+        kind=kind,
+        from_snapshot_id=first,
+        to_snapshot_id=last,
+        data_files_read=len(tasks),
+    )
 
 
 export_task = job_task(TaskName.EXPORT, export)

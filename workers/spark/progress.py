@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Protocol
 
 from pyspark import SparkContext
+from pyspark.sql import SparkSession
 
 
 class SparkProgress:
@@ -40,3 +44,26 @@ class SparkProgress:
                         done += stage.numCompletedTasks
             fraction = done / total if total else 0.0
             return self._start + (self._end - self._start) * min(fraction, 0.99)
+
+
+class Tracked(Protocol):
+    """What `tracked` needs of a job (a `workers.runtime.JobContext`): its request id, which
+    names its Spark job group, and the progress probe its heartbeat reads."""
+
+    request_id: str
+    progress_fn: Callable[[], float] | None
+
+
+@contextmanager
+def tracked(job: Tracked, spark: SparkSession, description: str) -> Iterator[SparkProgress]:
+    """The job's Spark work, inside: its Spark jobs in the group named by its request id (the
+    Spark UI shows `description`; a cancel interrupts them), its progress read from their tasks
+    by the job's heartbeat. The probe is removed on the way out, whatever happened."""
+    sc = spark.sparkContext
+    sc.setJobGroup(job.request_id, description, True)
+    progress = SparkProgress(sc, job.request_id)
+    job.progress_fn = progress.value
+    try:
+        yield progress
+    finally:
+        job.progress_fn = None
