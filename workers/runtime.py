@@ -52,11 +52,11 @@ class PermanentJobError(Exception):
 
 # What a handler returns: its result model (`app/jobs/results.py`), or during the move to those
 # models a plain dict. Stored as JSON on the job row.
-JobResult = BaseModel | dict[str, Any]
-Handler = Callable[["JobContext"], JobResult]
+HandlerResult = BaseModel | dict[str, Any]
+Handler = Callable[["JobContext"], HandlerResult]
 
 
-def stored(result: JobResult | None) -> dict[str, Any] | None:
+def stored(result: HandlerResult | None) -> dict[str, Any] | None:
     """A result as the job row keeps it: a model's JSON with the fields it was given (a field
     left at its default is left out, so a stored result has the keys its handler set)."""
     if isinstance(result, BaseModel):
@@ -315,7 +315,7 @@ def _aware(value: datetime) -> datetime:
     return value if value.tzinfo else value.replace(tzinfo=UTC)
 
 
-def _run_through_outages(ctx: JobContext, handler: Handler) -> JobResult:
+def _run_through_outages(ctx: JobContext, handler: Handler) -> HandlerResult:
     """`handler(ctx)`, run again (same attempt) after each metadata store outage that broke
     it, up to MAX_OUTAGE_RESUMES times; then its error counts as any other."""
     for resumes in range(MAX_OUTAGE_RESUMES + 1):

@@ -25,8 +25,8 @@ from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from app.cdc import repository
 from app.db import session_scope
-from workers.cdc import deletions
 from workers.cdc.fold import BASE, EVENT, GONE, INPUT_COLUMNS
 from workers.spark.session import small_frame
 
@@ -141,7 +141,7 @@ def run_input(
         for r in present.where(F.col("class") == LATE_CLASS).select("entity_id").collect()
     ]
     with session_scope() as session:
-        deleted = deletions.known(session, org, absent)
+        deleted = repository.known_deletions(session, org, absent)
     gone: list[tuple[str, list[str]]] = []
     for entity, first in absent.items():
         known = deleted.get(entity)

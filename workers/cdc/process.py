@@ -30,10 +30,9 @@ from typing import Any
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
-from sqlalchemy import select
 
 from app import clock
-from app.cdc import service
+from app.cdc import repository, service
 from app.config import get_settings
 from app.db import session_scope
 from app.errors import Conflict
@@ -45,7 +44,7 @@ from app.lake.snapshots import BATCH_ID, OPERATION, REQUEST_ID
 from app.maintenance import service as maintenance
 from app.maintenance.schemas import CompactRequest
 from app.models import CdcTenant, Dataset
-from workers.cdc import clusters, deletions
+from workers.cdc import clusters
 from workers.cdc.fold import folder, output_ddl
 from workers.cdc.inputs import RunInput, run_input
 from workers.cdc.tenant_lock import tenant_lock
@@ -244,8 +243,8 @@ def _apply(
     ctx.set_stage("link", 0.3)
     with session_scope() as session:
         labels = clusters.link(session, org, run.pairs)
-        relabel = clusters.members(session, org, labels)
-        clusters_of = clusters.lookup(session, org, run.unknown_clusters)
+        relabel = repository.members(session, org, labels)
+        clusters_of = repository.clusters_of(session, org, run.unknown_clusters)
     lap("link")
     ctx.set_stage("fold", 0.4)
     batch_id = f"cdc-{ctx.job_id}-{high}"
@@ -255,13 +254,13 @@ def _apply(
             r["_action"]: int(r["count"]) for r in source.groupBy("_action").count().collect()
         }
         deleted = {
-            r.entity_id: deletions.Deleted(r.ts, r.sequence, list(r.related_ids or []))
+            r.entity_id: repository.Deleted(r.ts, r.sequence, list(r.related_ids or []))
             for r in source.where(F.col("_action") == "delete")
             .select("entity_id", F.unix_micros("timestamp").alias("ts"), "sequence", "related_ids")
             .collect()
         }
         with session_scope() as session:  # before the commit: see CdcDeletion
-            deletions.record(session, org, deleted)
+            repository.record_deletions(session, org, deleted)
         lap("fold")
         columns = [
             "entity_id",
@@ -297,7 +296,7 @@ def _apply(
             iceberg_java.commit_empty(spark, identifier, properties)  # the merge changed no row
         failpoint("cdc-process-after-commit")
         with session_scope() as session:
-            deletions.forget(session, org, run.deleted - set(deleted))  # re-created
+            repository.forget_deletions(session, org, run.deleted - set(deleted))  # re-created
         _mirror(org, high, newest)
         _compact_when_fragmented(ctx, get_catalog().load_table(identifier))
         lap("commit")
@@ -340,7 +339,7 @@ def _data_files(table: Any) -> int:
 
 def _mirror(org: str, seq: int, newest: Any) -> None:
     with session_scope() as session:
-        tenant = session.scalar(select(CdcTenant).where(CdcTenant.org == org).with_for_update())
+        tenant = repository.locked_tenant(session, org)
         if tenant is None:
             return
         if seq >= tenant.processed_seq:

@@ -15,10 +15,9 @@ from datetime import timedelta
 
 import pyarrow as pa
 from pyiceberg.exceptions import CommitFailedException
-from sqlalchemy import select, update
 
 from app import clock
-from app.cdc import service
+from app.cdc import repository, service
 from app.config import get_settings
 from app.db import session_scope
 from app.failpoints import failpoint
@@ -27,7 +26,7 @@ from app.jobs.results import CdcStageResult
 from app.lake.catalog import get_catalog
 from app.lake.cdc import EVENT_ARROW, STAGED, ensure_staging, staged_key, staged_seq
 from app.lake.snapshots import REQUEST_ID
-from app.models import CdcChunk, CdcTenant
+from app.models import CdcTenant
 from workers.cdc.tenant_lock import tenant_lock
 from workers.runtime import JobContext
 
@@ -40,23 +39,7 @@ EXPIRE_BATCH = 50  # snapshots: one expiry commit per this many appends at most
 def mark_staged(org: str, through: int) -> None:
     """Chunks up to `through` are in the staging table: drop their bodies, move the mirror."""
     with session_scope() as session:
-        now = clock.db_now(session)
-        session.execute(
-            update(CdcChunk)
-            .where(CdcChunk.org == org, CdcChunk.last_seq <= through, CdcChunk.staged_at.is_(None))
-            .values(staged_at=now, body=None)
-        )
-        tenant = session.scalar(select(CdcTenant).where(CdcTenant.org == org).with_for_update())
-        if tenant is None or tenant.staged_seq >= through:
-            return
-        newest = session.scalar(
-            select(CdcChunk.max_ts)
-            .where(CdcChunk.org == org, CdcChunk.last_seq <= through)
-            .order_by(CdcChunk.max_ts.desc())
-            .limit(1)
-        )
-        tenant.staged_seq = through
-        tenant.staged_max_ts = newest
+        repository.mark_staged(session, org, through, clock.db_now(session))
 
 
 def _pending(org: str, after: int, budget: int) -> list[tuple[int, int, bytes]]:
@@ -64,12 +47,7 @@ def _pending(org: str, after: int, budget: int) -> list[tuple[int, int, bytes]]:
     out: list[tuple[int, int, bytes]] = []
     taken = 0
     with session_scope() as session:
-        rows = session.execute(
-            select(CdcChunk.first_seq, CdcChunk.last_seq, CdcChunk.count, CdcChunk.body)
-            .where(CdcChunk.org == org, CdcChunk.first_seq > after, CdcChunk.staged_at.is_(None))
-            .order_by(CdcChunk.first_seq)
-            .limit(1000)
-        ).all()
+        rows = repository.unstaged_chunks(session, org, after)
     expected = after + 1
     for first, last, count, body in rows:
         if first != expected or body is None or (out and taken + count > budget):

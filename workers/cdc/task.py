@@ -5,13 +5,10 @@ from __future__ import annotations
 import logging
 from datetime import datetime, timedelta
 
-from sqlalchemy import select
-
 from app import clock
-from app.cdc import lag_history, service
+from app.cdc import lag_history, repository, service
 from app.db import session_scope
 from app.jobs.kinds import JobKind, TaskName
-from app.models import CdcTenant
 from workers.cdc.process import process
 from workers.cdc.stage import stage
 from workers.celery_app import celery, job_task
@@ -39,7 +36,7 @@ def schedule_cdc() -> dict[str, list[str]]:
     out: dict[str, list[str]] = {"stage": [], "process": []}
     with session_scope() as session:
         now = clock.db_now(session)
-        tenants = session.scalars(select(CdcTenant).order_by(CdcTenant.org)).all()
+        tenants = repository.tenants(session)
         for tenant in tenants:
             if lag_history.due(session, tenant.org, now):  # the lag over time, for the UI
                 lag_history.record(session, service.lag_of(session, tenant, now), now)

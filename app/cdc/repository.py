@@ -1,0 +1,206 @@
+"""CDC's SQL for its workers: the tenants' mirrors, the accepted chunks the dumper stages, the
+identity clusters (`cdc_identities`) and the deleted entities (`cdc_deletions`) the processor
+keeps. Each function runs in the caller's session; the caller's transaction commits it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Select, String, cast, delete, func, insert, select, text, update
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.dialects.postgresql import ARRAY
+from sqlalchemy.orm import Session
+
+from app.models import CdcChunk, CdcDeletion, CdcIdentity, CdcTenant
+
+CHUNK = 5000  # SQLite: keys per IN list
+PG_CHUNK = 100_000  # PostgreSQL: keys per array
+
+
+def _postgres(session: Session) -> bool:
+    return session.get_bind().dialect.name == "postgresql"
+
+
+def _rows_in(session: Session, query: Select[Any], column: Any, keys: Iterable[str]) -> list[Any]:
+    """The rows of `query` whose `column` is one of `keys`. On PostgreSQL the keys are one array
+    joined as a table: an IN list of thousands is checked row by row when the planner's
+    statistics of a fast-growing table are stale (0.7 s per 5,000 keys was seen)."""
+    wanted = sorted(set(keys))
+    on_postgres = _postgres(session)
+    size = PG_CHUNK if on_postgres else CHUNK
+    found: list[Any] = []
+    for start in range(0, len(wanted), size):
+        part = wanted[start : start + size]
+        if on_postgres:
+            given = func.unnest(cast(part, ARRAY(String))).table_valued("value").render_derived()
+            found.extend(session.execute(query.join(given, column == given.c.value)).all())
+        else:
+            found.extend(session.execute(query.where(column.in_(part))).all())
+    return found
+
+
+# tenants
+
+
+def tenants(session: Session) -> Sequence[CdcTenant]:
+    """Every CDC tenant, by org."""
+    return session.scalars(select(CdcTenant).order_by(CdcTenant.org)).all()
+
+
+def locked_tenant(session: Session, org: str) -> CdcTenant | None:
+    """The org's tenant row, locked until the transaction ends (its mirrors move under it)."""
+    return session.scalar(select(CdcTenant).where(CdcTenant.org == org).with_for_update())
+
+
+# accepted chunks (the dumper)
+
+
+def mark_staged(session: Session, org: str, through: int, now: datetime) -> None:
+    """Chunks up to `through` are in the staging table: drop their bodies, move the tenant's
+    staged mirror (and the newest event time it holds) forward, never back."""
+    session.execute(
+        update(CdcChunk)
+        .where(CdcChunk.org == org, CdcChunk.last_seq <= through, CdcChunk.staged_at.is_(None))
+        .values(staged_at=now, body=None)
+    )
+    tenant = locked_tenant(session, org)
+    if tenant is None or tenant.staged_seq >= through:
+        return
+    newest = session.scalar(
+        select(CdcChunk.max_ts)
+        .where(CdcChunk.org == org, CdcChunk.last_seq <= through)
+        .order_by(CdcChunk.max_ts.desc())
+        .limit(1)
+    )
+    tenant.staged_seq = through
+    tenant.staged_max_ts = newest
+
+
+def unstaged_chunks(
+    session: Session, org: str, after: int, limit: int = 1000
+) -> Sequence[tuple[int, int, int, bytes | None]]:
+    """(first_seq, last_seq, count, body) of the org's unstaged chunks past `after`, in order."""
+    rows = session.execute(
+        select(CdcChunk.first_seq, CdcChunk.last_seq, CdcChunk.count, CdcChunk.body)
+        .where(CdcChunk.org == org, CdcChunk.first_seq > after, CdcChunk.staged_at.is_(None))
+        .order_by(CdcChunk.first_seq)
+        .limit(limit)
+    ).all()
+    return [(first, last, count, body) for first, last, count, body in rows]
+
+
+# identity clusters
+
+
+def _clusters(session: Session, org: str, column: Any, values: Iterable[str]) -> dict[str, str]:
+    query = select(CdcIdentity.entity_id, CdcIdentity.cluster_id).where(CdcIdentity.org == org)
+    return {str(e): str(c) for e, c in _rows_in(session, query, column, values)}
+
+
+def clusters_of(session: Session, org: str, ids: Iterable[str]) -> dict[str, str]:
+    """{identity: cluster} for those of `ids` that take part in a link."""
+    return _clusters(session, org, CdcIdentity.entity_id, ids)
+
+
+def members(session: Session, org: str, clusters: Iterable[str]) -> dict[str, str]:
+    """{identity: cluster} of every member of `clusters`."""
+    return _clusters(session, org, CdcIdentity.cluster_id, clusters)
+
+
+def add_identities(session: Session, org: str, cluster_of: dict[str, str]) -> None:
+    """New identities, each in its cluster (`{identity: cluster}`)."""
+    if cluster_of:
+        session.execute(
+            insert(CdcIdentity),
+            [{"org": org, "entity_id": x, "cluster_id": c} for x, c in cluster_of.items()],
+        )
+
+
+def relabel(session: Session, org: str, merged: dict[str, str]) -> None:
+    """Every member of the clusters `merged` names moves to its new label: one statement on
+    PostgreSQL (a statement per cluster costs a scan each while statistics are stale)."""
+    if not merged:
+        return
+    if _postgres(session):
+        session.execute(
+            text(
+                "UPDATE cdc_identities SET cluster_id = m.root "
+                "FROM unnest(CAST(:olds AS varchar[]), CAST(:roots AS varchar[])) AS m(old, root) "
+                "WHERE cdc_identities.org = :org AND cdc_identities.cluster_id = m.old"
+            ),
+            {"org": org, "olds": list(merged), "roots": list(merged.values())},
+        )
+        return
+    for old, root in merged.items():
+        session.execute(
+            update(CdcIdentity)
+            .where(CdcIdentity.org == org, CdcIdentity.cluster_id == old)
+            .values(cluster_id=root)
+        )
+
+
+# deleted entities (see app.models.CdcDeletion for why a row is trusted only up to the raw
+# table's watermark)
+
+
+@dataclass(frozen=True)
+class Deleted:
+    """The event that deleted an entity, and the links the entity had."""
+
+    timestamp_us: int
+    sequence: int
+    related_ids: list[str]
+
+
+def known_deletions(session: Session, org: str, ids: Iterable[str]) -> dict[str, Deleted]:
+    """{entity: its deletion} for those of `ids` that have one."""
+    query = select(
+        CdcDeletion.entity_id,
+        CdcDeletion.timestamp_us,
+        CdcDeletion.sequence,
+        CdcDeletion.related_ids,
+    ).where(CdcDeletion.org == org)
+    return {
+        str(entity): Deleted(int(ts), int(seq), list(related or []))
+        for entity, ts, seq, related in _rows_in(session, query, CdcDeletion.entity_id, ids)
+    }
+
+
+def record_deletions(session: Session, org: str, deleted: dict[str, Deleted]) -> None:
+    """Upsert the deletions a run is about to commit."""
+    rows = [
+        {
+            "org": org,
+            "entity_id": entity,
+            "timestamp_us": d.timestamp_us,
+            "sequence": d.sequence,
+            "related_ids": d.related_ids,
+        }
+        for entity, d in sorted(deleted.items())
+    ]
+    if not rows:
+        return
+    statement = (postgresql if _postgres(session) else sqlite).insert(CdcDeletion.__table__)
+    upsert = statement.on_conflict_do_update(
+        index_elements=["org", "entity_id"],
+        set_={
+            "timestamp_us": statement.excluded.timestamp_us,
+            "sequence": statement.excluded.sequence,
+            "related_ids": statement.excluded.related_ids,
+        },
+    )
+    session.execute(upsert, rows)  # executemany: batched VALUES, compiled once
+
+
+def forget_deletions(session: Session, org: str, ids: Iterable[str]) -> None:
+    """Drop the deletions of entities a committed run re-created."""
+    wanted = sorted(set(ids))
+    for start in range(0, len(wanted), CHUNK):
+        session.execute(
+            delete(CdcDeletion).where(
+                CdcDeletion.org == org, CdcDeletion.entity_id.in_(wanted[start : start + CHUNK])
+            )
+        )
