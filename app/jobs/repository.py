@@ -85,6 +85,14 @@ def page(
     return session.scalars(query).all()
 
 
+def running_since(session: Session, subject_id: str, but: str) -> list[datetime]:
+    """When the subject's running jobs (other than `but`) started."""
+    query = select(Job.started_at).where(
+        Job.subject_id == subject_id, Job.state == JobState.RUNNING, Job.id != but
+    )
+    return [started for started in session.scalars(query) if started is not None]
+
+
 def unpublished(session: Session, before: datetime) -> Sequence[OutboxMessage]:
     query = select(OutboxMessage).where(
         OutboxMessage.published_at.is_(None), OutboxMessage.created_at < before

@@ -13,16 +13,17 @@ import logging
 from datetime import UTC, datetime
 
 from pyiceberg.table import Table
-from sqlalchemy import delete, select
+from sqlalchemy import delete
 
 from app import clock
 from app.config import get_settings
 from app.db import session_scope
+from app.jobs import repository as jobs
 from app.jobs.kinds import TaskName
 from app.jobs.results import ExpireResult
 from app.lake import retention
 from app.lake.catalog import get_catalog
-from app.models import Dataset, ExpiredSnapshot, Job, JobState
+from app.models import Dataset, ExpiredSnapshot
 from app.retention import service
 from app.retention.erasure import check_erasure
 from workers.celery_app import job_task
@@ -35,12 +36,7 @@ def _job_pins(dataset_id: str, own_job: str) -> list[datetime]:
     """Start times of the dataset's other running jobs (a vacuum, an export): the snapshot
     current when they started, and every later one, stay."""
     with session_scope() as session:
-        rows = session.scalars(
-            select(Job.started_at).where(
-                Job.subject_id == dataset_id, Job.state == JobState.RUNNING, Job.id != own_job
-            )
-        ).all()
-    return [r for r in rows if r is not None]
+        return jobs.running_since(session, dataset_id, but=own_job)
 
 
 def expire(ctx: JobContext) -> ExpireResult:
