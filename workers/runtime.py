@@ -335,7 +335,7 @@ def _run_through_outages(ctx: JobContext, handler: Handler) -> HandlerResult:
 
 # handlers another job's worker may run in its own process, given a commit lease it holds
 # (a restatement committer runs an overdue materializer between its groups)
-Inline = Callable[[JobContext, int], JobResult]
+Inline = Callable[[JobContext, int], HandlerResult]
 _INLINE: dict[JobKind, Inline] = {}
 
 
