@@ -152,10 +152,17 @@ class LeaseTimeout(TimeoutError):
     """The commit lease stayed taken for as long as the caller would wait."""
 
 
-def wait(dataset_id: str, *, seconds: float, check: Callable[[], None], user: str) -> int:
+def wait(
+    dataset_id: str,
+    *,
+    seconds: float,
+    check: Callable[[], None],
+    user: str,
+    max_pause: float = 0.25,
+) -> int:
     """Wait up to `seconds` for the dataset's commit lease (its holders keep it for seconds at
     most and hand it over between groups); `check` runs between tries (the job's own lease).
-    `user` labels the wait's metrics."""
+    `user` labels the wait's metrics; the pause between tries grows to `max_pause`."""
     started = time.monotonic()
     deadline = started + seconds
     pause = 0.05
@@ -166,7 +173,7 @@ def wait(dataset_id: str, *, seconds: float, check: Callable[[], None], user: st
             return token
         check()
         time.sleep(pause)
-        pause = min(pause * 2, 0.25)  # the holder hands it over between groups: be there
+        pause = min(pause * 2, max_pause)  # the holder hands it over between groups: be there
     LEASE_TIMEOUTS.labels(user).inc()
     raise LeaseTimeout(f"dataset {dataset_id}: the commit lease stayed taken")
 

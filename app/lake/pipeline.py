@@ -49,6 +49,8 @@ class OperationKind(StrEnum):
     VACUUM = "vacuum"
     COMPACT = "compact"
     MATERIALIZE = "materialize"
+    CDC_STAGE = "cdc-stage"
+    CDC_MERGE = "cdc"
 
     @property
     def failpoints(self) -> tuple[str, str]:
@@ -62,6 +64,8 @@ _FAILPOINTS = {
     OperationKind.VACUUM: ("before-rewrite-commit", "after-rewrite-commit"),
     OperationKind.COMPACT: ("before-rewrite-commit", "after-rewrite-commit"),
     OperationKind.MATERIALIZE: ("before-materialize-commit", "after-materialize-commit"),
+    OperationKind.CDC_STAGE: ("cdc-stage-before-commit", "cdc-stage-after-commit"),
+    OperationKind.CDC_MERGE: ("cdc-process-before-commit", "cdc-process-after-commit"),
 }
 
 
@@ -243,7 +247,7 @@ def _holding(it: _Run[P, R]) -> Iterator[int | None]:
         yield spec.held if spec is not None else None
         return
     check = it.job.check_lease if it.job is not None else _nothing
-    user = "rewrite" if it.op.kind is not OperationKind.RESTATE else "restate"
+    user = "restate" if it.op.kind is OperationKind.RESTATE else "rewrite"
     with lease.holding(spec.dataset_id, seconds=spec.wait_seconds, check=check, user=user) as t:
         yield t
 

@@ -22,7 +22,7 @@ from app.lake.types import user_schema
 from app.models import Dataset
 from workers.celery_app import job_task
 from workers.runtime import JobContext, PermanentJobError
-from workers.spark.progress import SparkProgress
+from workers.spark.progress import tracked
 from workers.uploads.inputs import StagedFile
 
 
@@ -42,15 +42,11 @@ class Ingest:
 
     def __init__(self, ctx: JobContext, batch: Batch) -> None:
         self.ctx, self.batch, self.request_id = ctx, batch, ctx.request_id
-        self.progress: SparkProgress | None = None
 
     def plan(self, table: Table) -> Batch:
         from workers.spark.session import get_spark
 
-        spark = get_spark()
-        spark.sparkContext.setJobGroup(self.request_id, f"ingest batch {self.batch.id}", True)
-        self.progress = SparkProgress(spark.sparkContext, self.request_id)
-        self.ctx.progress_fn = self.progress.value
+        get_spark()  # up before the pipeline's `ingest-spark` failpoint
         self.ctx.set_stage(Stage.VALIDATING, 0.01)
         return self.batch
 
@@ -65,20 +61,20 @@ class Ingest:
             self.ctx.check_lease()
             self.ctx.stage = Stage.WRITING
 
-        assert self.progress is not None
-        outcome = ingest(
-            get_spark(),
-            table=f"{get_settings().catalog_name}.{plan.identifier}",
-            schema=user_schema(table.schema()),
-            files=plan.files,
-            fmt=plan.format,
-            batch_id=plan.id,
-            snapshot_properties=summary.properties(),
-            progress=self.progress,
-            before_commit=before_commit,
-            max_errors=get_settings().max_error_rows,
-        )
-        self.ctx.progress_fn = None
+        spark = get_spark()
+        with tracked(self.ctx, spark, f"ingest batch {plan.id}") as progress:
+            outcome = ingest(
+                spark,
+                table=f"{get_settings().catalog_name}.{plan.identifier}",
+                schema=user_schema(table.schema()),
+                files=plan.files,
+                fmt=plan.format,
+                batch_id=plan.id,
+                snapshot_properties=summary.properties(),
+                progress=progress,
+                before_commit=before_commit,
+                max_errors=get_settings().max_error_rows,
+            )
         if outcome.errors:
             with self.ctx.fenced() as session:
                 batch_service.fail(session, plan.id, outcome.errors, outcome.row_count)

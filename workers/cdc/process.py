@@ -25,9 +25,11 @@ import uuid
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
+from pyiceberg.table import Table
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
@@ -36,11 +38,12 @@ from app.cdc import repository, service
 from app.config import get_settings
 from app.db import session_scope
 from app.errors import Conflict
-from app.failpoints import failpoint
 from app.jobs.results import CdcProcessResult
+from app.jobs.stages import Stage
 from app.lake import cdc as lake
+from app.lake import pipeline
 from app.lake.catalog import get_catalog
-from app.lake.snapshots import BATCH_ID, OPERATION, REQUEST_ID
+from app.lake.pipeline import Committed, OperationKind, Summary
 from app.maintenance import service as maintenance
 from app.maintenance.schemas import CompactRequest
 from app.models import CdcTenant, Dataset
@@ -146,8 +149,8 @@ def process(ctx: JobContext) -> CdcProcessResult:
         config = service.config_of(tenant)
         dataset_id, identifier = dataset.id, dataset.table_identifier
         staged_through = tenant.staged_seq
-    ctx.set_stage("lock", 0.02)
-    with tenant_lock(ctx, dataset_id, wait_seconds=300) as check:
+    ctx.set_stage(Stage.LOCK, 0.02)
+    with tenant_lock(ctx, dataset_id, wait_seconds=300) as token:
         catalog = get_catalog()
         table = catalog.load_table(identifier)
         low, max_ts = lake.raw_watermark(table)
@@ -159,19 +162,27 @@ def process(ctx: JobContext) -> CdcProcessResult:
             _mirror(org, low, max_ts)
             return CdcProcessResult(applied=0, watermark=low)
         lap("lock")
-        ctx.set_stage("plan", 0.1)
+        ctx.set_stage(Stage.PLAN, 0.1)
         spark = get_spark()
         raw_name = quoted(identifier)
         with warnings.catch_warnings(), sql_conf(spark, RUN_CONF):
             # PySpark 3.5's Arrow helpers use distutils' LooseVersion; harmless here
             warnings.simplefilter("ignore", DeprecationWarning)
             run = run_input(spark, org, quoted(lake.STAGING), raw_name, low, high)
+            info = RunInfo(org, dataset_id, identifier, raw_name, config, high, max_ts, files, lap)
+            operation = CdcMerge(ctx, spark, run, info)
             try:
                 lap("plan")
-                return _apply(
-                    ctx, spark, org, raw_name, run, config, high, max_ts, files, check, lap
+                return pipeline.run(
+                    operation,
+                    pipeline.Tables(lambda: catalog.load_table(identifier), reuse_planned=True),
+                    job=ctx,
+                    lease=pipeline.Lease(dataset_id, held=token),
+                    budget=pipeline.Budget(replans=1, attempts=1),
                 )
             finally:
+                if operation.source is not None:
+                    operation.source.unpersist()  # the checkpoint's blocks
                 run.release()
 
 
@@ -226,30 +237,42 @@ def _clusters_frame(spark: SparkSession, clusters_of: dict[str, str]) -> DataFra
     )
 
 
-def _apply(
-    ctx: JobContext,
-    spark: SparkSession,
-    org: str,
-    raw_name: str,
-    run: RunInput,
-    config: Any,
-    high: int,
-    max_ts: Any,
-    files: int,
-    check: Any,
-    lap: Laps,
-) -> CdcProcessResult:
-    pushdown = [p.model_dump() for p in config.pushdown]
-    ctx.set_stage("link", 0.3)
-    with session_scope() as session:
-        labels = clusters.link(session, org, run.pairs)
-        relabel = repository.members(session, org, labels)
-        clusters_of = repository.clusters_of(session, org, run.unknown_clusters)
-    lap("link")
-    ctx.set_stage("fold", 0.4)
-    batch_id = f"cdc-{ctx.job_id}-{high}"
-    source = _source(spark, run, pushdown, clusters_of, relabel, batch_id)
-    try:
+@dataclass
+class Merge:
+    """What a run's MERGE needs: its source (materialized), columns and counts."""
+
+    source: DataFrame
+    columns: list[str]
+    actions: dict[str, int]
+    deleted: dict[str, repository.Deleted]
+    newest: Any
+
+
+class CdcMerge:
+    """`pipeline.Operation` of a processor run: the staged events past the raw table's
+    watermark, folded per entity, MERGEd in one snapshot that carries the new watermark."""
+
+    kind = OperationKind.CDC_MERGE
+
+    def __init__(self, ctx: JobContext, spark: SparkSession, run: RunInput, info: RunInfo) -> None:
+        self.ctx, self.spark, self.run, self.info = ctx, spark, run, info
+        self.request_id = f"{ctx.request_id}:{ctx.job_id}:{info.high}"
+        self.batch_id = f"cdc-{ctx.job_id}-{info.high}"
+        self.source: DataFrame | None = None
+
+    def plan(self, table: Table) -> Merge:
+        ctx, info, run = self.ctx, self.info, self.run
+        pushdown = [p.model_dump() for p in info.config.pushdown]
+        ctx.set_stage(Stage.LINK, 0.3)
+        with session_scope() as session:
+            labels = clusters.link(session, info.org, run.pairs)
+            relabel = repository.members(session, info.org, labels)
+            clusters_of = repository.clusters_of(session, info.org, run.unknown_clusters)
+        info.lap("link")
+        ctx.set_stage(Stage.FOLD, 0.4)
+        source = self.source = _source(
+            self.spark, run, pushdown, clusters_of, relabel, self.batch_id
+        )
         actions = {
             r["_action"]: int(r["count"]) for r in source.groupBy("_action").count().collect()
         }
@@ -260,8 +283,8 @@ def _apply(
             .collect()
         }
         with session_scope() as session:  # before the commit: see CdcDeletion
-            repository.record_deletions(session, org, deleted)
-        lap("fold")
+            repository.record_deletions(session, info.org, deleted)
+        info.lap("fold")
         columns = [
             "entity_id",
             "record_type",
@@ -274,33 +297,47 @@ def _apply(
             "_batch_id",
         ]
         newest = run.newest
-        if max_ts is not None and (newest is None or max_ts > newest):
-            newest = max_ts
-        properties = {
-            lake.WATERMARK: str(high),
-            lake.MAX_TS: str(int(newest.timestamp() * 1_000_000)) if newest else "",
-            OPERATION: lake.OPERATION,
-            BATCH_ID: batch_id,
-            REQUEST_ID: f"{ctx.request_id}:{ctx.job_id}:{high}",
-        }
-        properties = {k: v for k, v in properties.items() if v}
-        ctx.set_stage("merge", 0.6)
-        check()
-        ctx.check_lease()
-        failpoint("cdc-process-before-commit")
-        touched = sum(actions.values())
-        merge(spark, raw_name, source, columns, properties, group_filter=touched < 3 * files)
-        lap("merge")
-        identifier = raw_name.replace("`", "").split(".", 1)[1]
-        if lake.raw_watermark(get_catalog().load_table(identifier))[0] != high:
-            iceberg_java.commit_empty(spark, identifier, properties)  # the merge changed no row
-        failpoint("cdc-process-after-commit")
-        with session_scope() as session:
-            repository.forget_deletions(session, org, run.deleted - set(deleted))  # re-created
-        _mirror(org, high, newest)
-        _compact_when_fragmented(ctx, get_catalog().load_table(identifier))
-        lap("commit")
-        log.info("cdc run of %s applied through %s: seconds %s", org, high, lap.took)
+        if info.max_ts is not None and (newest is None or info.max_ts > newest):
+            newest = info.max_ts
+        ctx.set_stage(Stage.MERGE, 0.6)
+        return Merge(source, columns, actions, deleted, newest)
+
+    def summary(self, plan: Merge) -> Summary:
+        newest = plan.newest
+        extra = {lake.WATERMARK: str(self.info.high)}
+        if newest:
+            extra[lake.MAX_TS] = str(int(newest.timestamp() * 1_000_000))
+        return Summary(lake.OPERATION, self.request_id, self.batch_id, extra)
+
+    def commit(self, table: Table, plan: Merge, summary: Summary) -> Committed:
+        properties = summary.properties()
+        touched = sum(plan.actions.values())
+        group_filter = touched < 3 * self.info.files
+        merge(self.spark, self.info.raw_name, plan.source, plan.columns, properties, group_filter)
+        self.info.lap("merge")
+        identifier = self.info.identifier
+        if lake.raw_watermark(get_catalog().load_table(identifier))[0] != self.info.high:
+            iceberg_java.commit_empty(self.spark, identifier, properties)  # no row changed
+        snapshot = get_catalog().load_table(identifier).current_snapshot()
+        assert snapshot is not None
+        return Committed.of(snapshot)
+
+    def discard(self, plan: Merge) -> None:
+        """Nothing: a failed MERGE's files are Spark's to remove; the source is released by
+        the run."""
+
+    def record(self, committed: Committed, plan: Merge | None) -> CdcProcessResult:
+        info, run = self.info, self.run
+        if plan is None:  # a retry whose MERGE landed
+            _mirror(info.org, info.high, run.newest)
+            return CdcProcessResult(applied=run.events, watermark=info.high)
+        with session_scope() as session:  # re-created
+            repository.forget_deletions(session, info.org, run.deleted - set(plan.deleted))
+        _mirror(info.org, info.high, plan.newest)
+        _compact_when_fragmented(self.ctx, get_catalog().load_table(info.identifier))
+        info.lap("commit")
+        log.info("cdc run of %s applied through %s: seconds %s", info.org, info.high, info.lap.took)
+        actions = plan.actions
         return CdcProcessResult(
             applied=run.events,
             entities=actions.get("upsert", 0) + actions.get("delete", 0),
@@ -308,11 +345,25 @@ def _apply(
             deleted=actions.get("delete", 0),
             relabelled=actions.get("relabel", 0),
             refolded=run.classes.get("refolded", 0),
-            watermark=high,
-            seconds=lap.took,
+            watermark=info.high,
+            seconds=info.lap.took,
         )
-    finally:
-        source.unpersist()  # the checkpoint's blocks
+
+    def nothing(self) -> CdcProcessResult:
+        raise AssertionError("a run past its watermark always has events to merge")
+
+
+@dataclass
+class RunInfo:
+    org: str
+    dataset_id: str
+    identifier: str
+    raw_name: str
+    config: Any
+    high: int
+    max_ts: Any
+    files: int
+    lap: Laps
 
 
 @contextmanager

@@ -14,18 +14,22 @@ import logging
 from datetime import timedelta
 
 import pyarrow as pa
+from pydantic import BaseModel
 from pyiceberg.exceptions import CommitFailedException
+from pyiceberg.table import Table
 
 from app import clock
 from app.cdc import repository, service
 from app.config import get_settings
 from app.db import session_scope
-from app.failpoints import failpoint
 from app.jobs.kinds import JobKind
 from app.jobs.results import CdcStageResult
+from app.jobs.stages import Stage
+from app.lake import pipeline
 from app.lake.catalog import get_catalog
 from app.lake.cdc import EVENT_ARROW, STAGED, ensure_staging, staged_key, staged_seq
-from app.lake.snapshots import REQUEST_ID
+from app.lake.commit import ParentMoved
+from app.lake.pipeline import Committed, OperationKind, Summary
 from app.models import CdcTenant
 from workers.cdc.tenant_lock import tenant_lock
 from workers.runtime import JobContext
@@ -58,22 +62,56 @@ def _pending(org: str, after: int, budget: int) -> list[tuple[int, int, bytes]]:
     return out
 
 
-def _append(org: str, table: pa.Table, last: int, request_id: str) -> None:
-    catalog = get_catalog()
-    properties = {
-        staged_key(org): str(last),
-        REQUEST_ID: request_id,
-        "icebatch.operation": "cdc-stage",
-    }
-    for attempt in range(1, COMMIT_ATTEMPTS + 1):
-        staging = ensure_staging(catalog)
+class StageAppend:
+    """`pipeline.Operation` of one staging append: the chunks through `last`, with the tenant's
+    staged watermark in the snapshot (the dumper's truth after a crash). Appends of different
+    tenants commute: one that lost the compare-and-swap is made again on the new parent."""
+
+    kind = OperationKind.CDC_STAGE
+
+    def __init__(self, org: str, rows: pa.Table, last: int, request_id: str) -> None:
+        self.org, self.rows, self.last, self.request_id = org, rows, last, request_id
+
+    def plan(self, table: Table) -> pa.Table:
+        return self.rows
+
+    def summary(self, plan: pa.Table) -> Summary:
+        return Summary(self.kind, self.request_id, extra={staged_key(self.org): str(self.last)})
+
+    def commit(self, table: Table, plan: pa.Table, summary: Summary) -> Committed:
         try:
-            staging.append(table, snapshot_properties=properties)
-            return
-        except CommitFailedException:
-            if attempt == COMMIT_ATTEMPTS:
-                raise
-            log.info("staging append of %s lost a race (attempt %s); again", org, attempt)
+            table.append(plan, snapshot_properties=summary.properties())
+        except CommitFailedException as exc:
+            log.info("staging append of %s lost a race; again", self.org)
+            raise ParentMoved(str(exc)) from exc
+        snapshot = table.current_snapshot()
+        assert snapshot is not None
+        return Committed.of(snapshot)
+
+    def discard(self, plan: pa.Table) -> None:
+        """Nothing: a failed append's files are the orphan cleanup's."""
+
+    def record(self, committed: Committed, plan: pa.Table | None) -> Staged:
+        mark_staged(self.org, self.last)
+        return Staged(snapshot_id=committed.snapshot_id)
+
+    def nothing(self) -> Staged:
+        raise AssertionError("an append always has its chunks")
+
+
+class Staged(BaseModel):
+    snapshot_id: int
+
+
+def _append(ctx: JobContext, token: int, org: str, rows: pa.Table, last: int) -> None:
+    """Append the chunks through `last` through the pipeline, under the tenant's lock."""
+    pipeline.run(
+        StageAppend(org, rows, last, f"{ctx.request_id}:{ctx.job_id}:{last}"),
+        pipeline.Tables(lambda: ensure_staging(get_catalog()), reuse_planned=True),
+        job=ctx,
+        lease=pipeline.Lease(service.lease_key("cdcstage", org), held=token),
+        budget=pipeline.Budget(replans=1, attempts=COMMIT_ATTEMPTS),
+    )
 
 
 def expire_history(keep: timedelta = STAGING_HISTORY, batch: int = EXPIRE_BATCH) -> int:
@@ -111,8 +149,8 @@ def expire_history(keep: timedelta = STAGING_HISTORY, batch: int = EXPIRE_BATCH)
 def stage(ctx: JobContext) -> CdcStageResult:
     org = ctx.org
     settings = get_settings()
-    ctx.set_stage("lock", 0.02)
-    with tenant_lock(ctx, service.lease_key("cdcstage", org), wait_seconds=120) as check:
+    ctx.set_stage(Stage.LOCK, 0.02)
+    with tenant_lock(ctx, service.lease_key("cdcstage", org), wait_seconds=120) as token:
         staging = ensure_staging(get_catalog())
         with session_scope() as session:
             tenant = session.get(CdcTenant, org)
@@ -123,7 +161,7 @@ def stage(ctx: JobContext) -> CdcStageResult:
         done = max(mirrored, committed or 0)
         mark_staged(org, done)
         staged = 0
-        ctx.set_stage("append", 0.05)
+        ctx.set_stage(Stage.APPEND, 0.05)
         while True:
             chunks = _pending(org, done, settings.cdc_max_events_per_run)
             if not chunks:
@@ -132,15 +170,10 @@ def stage(ctx: JobContext) -> CdcStageResult:
                 [service.from_ipc(body).cast(EVENT_ARROW) for _, _, body in chunks]
             )
             last = chunks[-1][1]
-            check()
-            ctx.check_lease()
-            failpoint("cdc-stage-before-commit")
-            _append(org, table, last, f"{ctx.request_id}:{ctx.job_id}:{last}")
-            failpoint("cdc-stage-after-commit")
-            mark_staged(org, last)
+            _append(ctx, token, org, table, last)
             staged += table.num_rows
             done = last
-            ctx.set_stage("append", min(0.95, done / max(accepted, 1)))
+            ctx.set_stage(Stage.APPEND, min(0.95, done / max(accepted, 1)))
         expired = expire_history()
     with session_scope() as session:
         tenant = session.get(CdcTenant, org)

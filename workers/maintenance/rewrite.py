@@ -39,6 +39,7 @@ from app.retention import erasure
 from workers.maintenance import purges, rewrite_commit
 from workers.maintenance.rewrite_commit import Prepared, RewriteCommit, prepare
 from workers.runtime import JobContext, dataset_identifier
+from workers.spark.progress import tracked
 from workers.spark.session import get_spark
 
 REPLANS = 4  # plans: a rewrite whose files another commit changed (RewriteConflict) plans again
@@ -230,14 +231,8 @@ def _plan(
 
 def _purge_data(ctx: JobContext, tasks: list[RewriteTask]) -> list[RewriteOutput]:
     from workers.maintenance.spark_job import run_tasks
-    from workers.spark.progress import SparkProgress
 
     spark = get_spark()
-    spark.sparkContext.setJobGroup(ctx.request_id, f"rewrite {ctx.subject_id}", True)
-    progress = SparkProgress(spark.sparkContext, ctx.request_id)
-    progress.phase("purge-data", 0.1, 0.8)
-    ctx.progress_fn = progress.value
-    try:
+    with tracked(ctx, spark, f"rewrite {ctx.subject_id}") as progress:
+        progress.phase("purge-data", 0.1, 0.8)
         return run_tasks(spark, tasks)
-    finally:
-        ctx.progress_fn = None
