@@ -14,7 +14,7 @@ from app.models import Scope
 from app.openapi import problems
 from app.pagination import PageRequest, Paging, paging
 from app.restatements import service
-from app.restatements.schemas import PrivacyJobCreate, PrivacyJobList, PrivacyJobOut, TombstoneList
+from app.restatements.schemas import PrivacyJobCreate, PrivacyJobList, PrivacyJobOut, TombstonePage
 
 privacy_router = APIRouter(prefix="/v1/privacy/jobs", tags=["privacy"])
 tombstones_router = APIRouter(prefix="/v1/datasets", tags=["restatements"])
@@ -78,7 +78,7 @@ def privacy_jobs_get(job_id: str, org: Org, session: DbSession, request: Request
 
 @tombstones_router.get(
     "/{dataset_id}/tombstones",
-    response_model=TombstoneList,
+    response_model=TombstonePage,
     responses=problems({404: "No such dataset in your organization, or `as_of` names no snapshot"}),
 )
 def tombstones_list(
@@ -86,7 +86,7 @@ def tombstones_list(
     paging: TombstonePaging,
     namespace: Annotated[str | None, Query(description="Only tombstones on this column")] = None,
     as_of: Annotated[str | None, Query(description="A snapshot id or an ISO 8601 time")] = None,
-) -> TombstoneList:
+) -> TombstonePage:
     """The tombstones active now (or at `as_of`), oldest first.
 
     A tombstone hides the rows whose `namespace` column holds its `id` (a batch id for a

@@ -3,7 +3,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Sequence
 from typing import Any
 
-from sqlalchemy import Row, bindparam, exists, func, select
+from sqlalchemy import Row, bindparam, exists, func, select, update
 from sqlalchemy.orm import Session
 
 from app.chunks import in_chunks
@@ -18,6 +18,7 @@ from app.models import (
     RestatementKind,
     RestatementState,
 )
+from app.restatements import states
 
 _CARRIER = (
     select(Job.id)
@@ -118,3 +119,63 @@ def dataset_by_table(session: Session, table_identifier: str) -> Dataset | None:
     """The dataset whose Iceberg table is `table_identifier` (any organization)."""
     query = select(Dataset).where(Dataset.table_identifier == table_identifier)
     return session.scalars(query).first()
+
+
+# the group committer's (workers/restatements/committer.py); its moves are the machine's
+# (app/restatements/states.py): a WHERE clause on the states that may make them
+
+
+def state_of(session: Session, restatement_id: str) -> RestatementState | None:
+    found = session.scalar(select(Restatement.state).where(Restatement.id == restatement_id))
+    return RestatementState(found) if found is not None else None
+
+
+def interrupted_commit_ids(session: Session, dataset_id: str) -> list[str]:
+    """Commit ids of the dataset's groups left `committing` (their committer died or lost the
+    lease before recording them)."""
+    found = session.scalars(
+        select(Restatement.commit_id)
+        .where(
+            Restatement.dataset_id == dataset_id,
+            Restatement.state == RestatementState.COMMITTING,
+        )
+        .distinct()
+    ).all()
+    return sorted(c for c in found if c)
+
+
+def ready(session: Session, dataset_id: str) -> Sequence[Row[Any]]:
+    """(id, kind, ids) of the dataset's ready restatements, oldest first."""
+    return session.execute(
+        select(Restatement.id, Restatement.kind, Restatement.ids)
+        .where(Restatement.dataset_id == dataset_id, Restatement.state == RestatementState.READY)
+        .order_by(Restatement.created_at, Restatement.id)
+    ).all()
+
+
+def claim(session: Session, ids: list[str], commit_id: str) -> None:
+    """Move `ids` to `committing` under `commit_id` (those still allowed to)."""
+    session.execute(
+        update(Restatement)
+        .where(Restatement.id.in_(ids), Restatement.state.in_(states.sources(states.COMMITTING)))
+        .values(state=states.COMMITTING, commit_id=commit_id)
+    )
+
+
+def group(session: Session, commit_id: str) -> Sequence[Restatement]:
+    """The members of the group `commit_id` not recorded yet."""
+    return session.scalars(
+        select(Restatement).where(
+            Restatement.commit_id == commit_id,
+            Restatement.state == RestatementState.COMMITTING,
+        )
+    ).all()
+
+
+def committing(session: Session, ids: list[str]) -> Sequence[Restatement]:
+    """Those of `ids` still `committing` (a group another committer recorded is left alone)."""
+    return session.scalars(
+        select(Restatement).where(
+            Restatement.id.in_(ids), Restatement.state == RestatementState.COMMITTING
+        )
+    ).all()

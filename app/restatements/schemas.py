@@ -82,7 +82,7 @@ class TombstoneOut(BaseModel):
     meta: dict[str, Any]
 
 
-class TombstoneList(Page):
+class TombstonePage(Page):
     snapshot_id: int | None
     total: int
     items: list[TombstoneOut]

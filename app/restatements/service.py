@@ -32,14 +32,14 @@ from app.models import (
 from app.models.base import new_id
 from app.pagination import next_cursor
 from app.reads.service import resolve_as_of
-from app.restatements import repository
+from app.restatements import repository, states
 from app.restatements.schemas import (
     MAX_GDPR_VALUES,
     PrivacyDatasetStatus,
     PrivacyJobList,
     PrivacyJobOut,
-    TombstoneList,
     TombstoneOut,
+    TombstonePage,
 )
 
 MAX_PREDECESSORS = 100
@@ -101,7 +101,7 @@ def revert(session: Session, org: str, batch_id: str) -> tuple[Batch, Job]:
         org=org,
         dataset_id=batch.dataset_id,
         kind=RestatementKind.REVERT,
-        state=RestatementState.READY,
+        state=states.initial(RestatementKind.REVERT),
         batch_id=batch.id,
         column=BATCH_COLUMN,
         ids=[batch.id],
@@ -144,7 +144,7 @@ def complete_replay(session: Session, batch: Batch) -> Job:
         org=batch.org,
         dataset_id=batch.dataset_id,
         kind=RestatementKind.REPLAY,
-        state=RestatementState.PENDING,
+        state=states.initial(RestatementKind.REPLAY),
         batch_id=batch.id,
         column=BATCH_COLUMN,
         ids=[p.id for p in predecessors],
@@ -217,7 +217,7 @@ def submit_privacy_job(
             org=org,
             dataset_id=dataset.id,
             kind=RestatementKind.GDPR,
-            state=RestatementState.READY,
+            state=states.initial(RestatementKind.GDPR),
             privacy_job_id=job.id,
             column=column,
             ids=ids,
@@ -310,7 +310,7 @@ def list_tombstones(
     as_of: str | None,
     offset: int,
     limit: int,
-) -> TombstoneList:
+) -> TombstonePage:
     """A page of the tombstones active at `as_of` (default: now), oldest first; `namespace`
     keeps those on one column."""
     snapshot = resolve_as_of(table, as_of)
@@ -339,7 +339,7 @@ def list_tombstones(
         )
         for r in page
     ]
-    return TombstoneList(
+    return TombstonePage(
         snapshot_id=snapshot.snapshot_id if snapshot else None,
         total=rows.num_rows,
         items=items,
@@ -349,7 +349,7 @@ def list_tombstones(
 
 def release(session: Session, restatement: Restatement, error: str) -> None:
     """A restatement that failed for good: free its batches, fail a replay's new batch."""
-    restatement.state = RestatementState.FAILED
+    states.move(restatement, states.FAILED)
     restatement.error = error
     batch_service.release(session, restatement.id)
     if restatement.kind == RestatementKind.REPLAY and restatement.batch_id:
@@ -364,8 +364,5 @@ def restatement_failed(session: Session, job: Job, error: str) -> None:
     restatement = session.get(Restatement, job.subject_id)
     # a 'committing' restatement may have landed: only the snapshot log can tell, and the next
     # committer of the dataset settles it (recover); failing it here could undo a commit
-    if restatement is not None and restatement.state not in (
-        RestatementState.COMMITTED,
-        RestatementState.COMMITTING,
-    ):
+    if restatement is not None and states.may_fail(restatement):
         release(session, restatement, error)

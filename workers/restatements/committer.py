@@ -23,7 +23,6 @@ from pydantic import BaseModel
 from pyiceberg.manifest import DataFile
 from pyiceberg.table import Table
 from pyiceberg.table.snapshots import Snapshot
-from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from app import clock
@@ -44,6 +43,8 @@ from app.models import (
     RestatementKind,
     RestatementState,
 )
+from app.restatements import repository as restatements
+from app.restatements import states
 from workers import runtime
 from workers.runtime import JobContext, PermanentJobError
 
@@ -63,9 +64,7 @@ def wait_until_committed(ctx: JobContext, restatement_id: str, dataset_id: str) 
     waiting_since: float | None = last_beat  # until the lease is first ours (a metric)
     while True:
         with session_scope() as session:
-            state = session.scalar(
-                select(Restatement.state).where(Restatement.id == restatement_id)
-            )
+            state = restatements.state_of(session, restatement_id)
         if state == RestatementState.COMMITTED:
             return
         if state == RestatementState.FAILED:
@@ -155,15 +154,7 @@ def _interrupted(dataset_id: str) -> list[str]:
     (checked before every attempt), so it can never be committed twice under two ids.
     """
     with session_scope() as session:
-        found = session.scalars(
-            select(Restatement.commit_id)
-            .where(
-                Restatement.dataset_id == dataset_id,
-                Restatement.state == RestatementState.COMMITTING,
-            )
-            .distinct()
-        ).all()
-    return sorted(c for c in found if c)
+        return restatements.interrupted_commit_ids(session, dataset_id)
 
 
 def _claim_next_group(dataset_id: str) -> str | None:
@@ -171,14 +162,7 @@ def _claim_next_group(dataset_id: str) -> str | None:
     kind, and every ready one of that kind (capped in tombstones)."""
     cap = get_settings().max_group_tombstones
     with session_scope() as session:
-        rows = session.execute(
-            select(Restatement.id, Restatement.kind, Restatement.ids)
-            .where(
-                Restatement.dataset_id == dataset_id,
-                Restatement.state == RestatementState.READY,
-            )
-            .order_by(Restatement.created_at, Restatement.id)
-        ).all()
+        rows = restatements.ready(session, dataset_id)
         if not rows:
             return None
         kind, count = rows[0].kind, 0
@@ -191,11 +175,7 @@ def _claim_next_group(dataset_id: str) -> str | None:
             group.append(row.id)
             count += len(row.ids)
         commit_id = f"group-{uuid.uuid4()}"
-        session.execute(
-            update(Restatement)
-            .where(Restatement.id.in_(group), Restatement.state == RestatementState.READY)
-            .values(state=RestatementState.COMMITTING, commit_id=commit_id)
-        )
+        restatements.claim(session, group, commit_id)
     return commit_id
 
 
@@ -299,13 +279,7 @@ def commit_group(table: Table, dataset_id: str, token: int, commit_id: str) -> S
     (and fenced to by the catalog's compare-and-swap), so a group that landed by another
     committer's hand is recorded, not committed again."""
     with session_scope() as session:
-        rows = session.scalars(
-            select(Restatement).where(
-                Restatement.commit_id == commit_id,
-                Restatement.state == RestatementState.COMMITTING,
-            )
-        ).all()
-        members = [_member(r) for r in rows]
+        members = [_member(r) for r in restatements.group(session, commit_id)]
     if not members:
         raise RuntimeError(f"group {commit_id} has no member left to commit")
     recorded = pipeline.run(
@@ -342,13 +316,13 @@ def _record(table: Table, ids: list[str], snapshot: Snapshot) -> None:
     )
     now = snapshots.committed_at(snapshot)
     with session_scope() as session:
-        rows = session.scalars(select(Restatement).where(Restatement.id.in_(ids))).all()
+        rows = restatements.committing(session, ids)
         hidden = _hidden_counts(table, parent, [_member(r) for r in rows])
         dataset_id = None
         settled = []
         for row in rows:
             dataset_id = row.dataset_id
-            row.state = RestatementState.COMMITTED
+            states.move(row, states.COMMITTED)
             row.snapshot_id = snapshot.snapshot_id
             row.parent_snapshot_id = snapshot.parent_snapshot_id
             row.sequence_number = snapshot.sequence_number

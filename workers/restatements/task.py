@@ -18,6 +18,7 @@ from app.lake import tables
 from app.lake.catalog import get_catalog
 from app.lake.types import user_schema
 from app.models import Dataset, Restatement, RestatementKind, RestatementState
+from app.restatements import states
 from workers.celery_app import job_task
 from workers.restatements.committer import outcome, wait_until_committed
 from workers.runtime import JobContext, PermanentJobError
@@ -94,7 +95,7 @@ def stage_replay(ctx: JobContext) -> None:
         assert restatement is not None
         restatement.data_files = paths
         restatement.result = {"row_count": rows, "staged_folder": staged.folder}
-        restatement.state = RestatementState.READY
+        states.move(restatement, states.READY)
 
 
 restate_task = job_task(TaskName.RESTATE, restate)

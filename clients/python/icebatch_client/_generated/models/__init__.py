@@ -89,9 +89,9 @@ from .snapshot_out_tombstone import SnapshotOutTombstone
 from .snapshot_out_tombstones import SnapshotOutTombstones
 from .stuck_out import StuckOut
 from .timeline_bucket import TimelineBucket
-from .tombstone_list import TombstoneList
 from .tombstone_out import TombstoneOut
 from .tombstone_out_meta import TombstoneOutMeta
+from .tombstone_page import TombstonePage
 from .vacuum_mode import VacuumMode
 from .vacuum_request import VacuumRequest
 
@@ -185,9 +185,9 @@ __all__ = (
     "SnapshotOutTombstones",
     "StuckOut",
     "TimelineBucket",
-    "TombstoneList",
     "TombstoneOut",
     "TombstoneOutMeta",
+    "TombstonePage",
     "VacuumMode",
     "VacuumRequest",
 )

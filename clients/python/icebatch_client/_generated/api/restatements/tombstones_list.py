@@ -7,7 +7,7 @@ import httpx
 from ... import errors
 from ...client import AuthenticatedClient, Client
 from ...models.problem import Problem
-from ...models.tombstone_list import TombstoneList
+from ...models.tombstone_page import TombstonePage
 from ...types import UNSET, Response, Unset
 
 
@@ -59,9 +59,9 @@ def _get_kwargs(
 
 def _parse_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> Problem | TombstoneList | None:
+) -> Problem | TombstonePage | None:
     if response.status_code == 200:
-        response_200 = TombstoneList.from_dict(response.json())
+        response_200 = TombstonePage.from_dict(response.json())
 
         return response_200
 
@@ -103,7 +103,7 @@ def _parse_response(
 
 def _build_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> Response[Problem | TombstoneList]:
+) -> Response[Problem | TombstonePage]:
     return Response(
         status_code=HTTPStatus(response.status_code),
         content=response.content,
@@ -120,7 +120,7 @@ def sync_detailed(
     as_of: None | str | Unset = UNSET,
     limit: int | Unset = 1000,
     cursor: None | str | Unset = UNSET,
-) -> Response[Problem | TombstoneList]:
+) -> Response[Problem | TombstonePage]:
     """The tombstones active now (or at `as_of`), oldest first.
 
      A tombstone hides the rows whose `namespace` column holds its `id` (a batch id for a
@@ -139,7 +139,7 @@ def sync_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[Problem | TombstoneList]
+        Response[Problem | TombstonePage]
     """
 
     kwargs = _get_kwargs(
@@ -165,7 +165,7 @@ def sync(
     as_of: None | str | Unset = UNSET,
     limit: int | Unset = 1000,
     cursor: None | str | Unset = UNSET,
-) -> Problem | TombstoneList | None:
+) -> Problem | TombstonePage | None:
     """The tombstones active now (or at `as_of`), oldest first.
 
      A tombstone hides the rows whose `namespace` column holds its `id` (a batch id for a
@@ -184,7 +184,7 @@ def sync(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Problem | TombstoneList
+        Problem | TombstonePage
     """
 
     return sync_detailed(
@@ -205,7 +205,7 @@ async def asyncio_detailed(
     as_of: None | str | Unset = UNSET,
     limit: int | Unset = 1000,
     cursor: None | str | Unset = UNSET,
-) -> Response[Problem | TombstoneList]:
+) -> Response[Problem | TombstonePage]:
     """The tombstones active now (or at `as_of`), oldest first.
 
      A tombstone hides the rows whose `namespace` column holds its `id` (a batch id for a
@@ -224,7 +224,7 @@ async def asyncio_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[Problem | TombstoneList]
+        Response[Problem | TombstonePage]
     """
 
     kwargs = _get_kwargs(
@@ -248,7 +248,7 @@ async def asyncio(
     as_of: None | str | Unset = UNSET,
     limit: int | Unset = 1000,
     cursor: None | str | Unset = UNSET,
-) -> Problem | TombstoneList | None:
+) -> Problem | TombstonePage | None:
     """The tombstones active now (or at `as_of`), oldest first.
 
      A tombstone hides the rows whose `namespace` column holds its `id` (a batch id for a
@@ -267,7 +267,7 @@ async def asyncio(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Problem | TombstoneList
+        Problem | TombstonePage
     """
 
     return (

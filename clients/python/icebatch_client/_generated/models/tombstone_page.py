@@ -12,11 +12,11 @@ if TYPE_CHECKING:
     from ..models.tombstone_out import TombstoneOut
 
 
-T = TypeVar("T", bound="TombstoneList")
+T = TypeVar("T", bound="TombstonePage")
 
 
 @_attrs_define
-class TombstoneList:
+class TombstonePage:
     """
     Attributes:
         items (list[TombstoneOut]):
@@ -92,15 +92,15 @@ class TombstoneList:
 
         next_ = _parse_next_(d.pop("next", UNSET))
 
-        tombstone_list = cls(
+        tombstone_page = cls(
             items=items,
             snapshot_id=snapshot_id,
             total=total,
             next_=next_,
         )
 
-        tombstone_list.additional_properties = d
-        return tombstone_list
+        tombstone_page.additional_properties = d
+        return tombstone_page
 
     @property
     def additional_keys(self) -> list[str]:
