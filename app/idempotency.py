@@ -48,11 +48,13 @@ def run_once(
     key: str | None,
     request: Request,
     body: BaseModel | None,
-    run: Callable[[], tuple[int, BaseModel]],
+    status: int,
+    run: Callable[[], BaseModel],
 ) -> JSONResponse:
-    """Run `run` (→ status, response model) once per key; replay its response to retries."""
+    """Run `run` (→ the response model, answered with `status`) once per key; replay its
+    response to retries."""
     if key is None:
-        status, response = run()
+        response = run()
         return JSONResponse(jsonable_encoder(response, by_alias=True), status_code=status)
     digest = fingerprint(request, body)
     existing = session.scalar(
@@ -68,7 +70,7 @@ def run_once(
                 f"a request with Idempotency-Key {key!r} is in progress; retry it shortly"
             ) from None
         try:
-            status, response = run()
+            response = run()
         except BaseException:
             _forget_on_sqlite(session, org, key)
             raise
@@ -116,12 +118,15 @@ class Idempotency:
     key: str | None
     request: Request
 
-    def run(self, body: BaseModel | None, run: Callable[[], tuple[int, BaseModel]]) -> JSONResponse:
-        """`run` (→ status, response model) once per key; a retry replays its response.
+    def run(
+        self, body: BaseModel | None, status: int, run: Callable[[], BaseModel]
+    ) -> JSONResponse:
+        """`run` (the service call: → its response model, answered with `status`, which the
+        endpoint chooses) once per key; a retry replays its response.
 
         The answer is rendered here, so the request's unit of work ends here too, in the
         endpoint's thread (`app.db.finish_request`)."""
-        answer = run_once(self.session, self.org, self.key, self.request, body, run)
+        answer = run_once(self.session, self.org, self.key, self.request, body, status, run)
         finish_request(self.session)
         return answer
 

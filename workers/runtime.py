@@ -25,7 +25,7 @@ from structlog.contextvars import bound_contextvars
 from app import clock
 from app.config import get_settings
 from app.db import session_scope
-from app.jobs import repository, stages
+from app.jobs import failures, repository, stages
 from app.jobs import service as jobs
 from app.jobs.kinds import JobKind, Payload
 from app.models import Dataset, JobState
@@ -217,13 +217,13 @@ def finish(ctx: JobContext, outcome: JobOutcome) -> JobState | None:
                 stages.record(job, "done", job.finished_at, final=True)
             case Failed(error, result):
                 job.result = result
-                jobs.fail(session, job, error)
+                failures.fail(session, job, error)
             case Errored(error) if job.attempt < job.max_attempts:
                 job.state, job.stage, job.error = JobState.QUEUED, "retrying", error
                 stages.record(job, "retrying", clock.db_now(session))
                 jobs.add_outbox(session, job)
             case Errored(error):
-                jobs.fail(session, job, error)
+                failures.fail(session, job, error)
         return JobState(job.state)
 
 

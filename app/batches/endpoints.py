@@ -23,6 +23,7 @@ from app.idempotency import Idempotent
 from app.models import BatchStatus, Scope
 from app.openapi import problems
 from app.pagination import Paging
+from app.restatements import service as restatements
 
 router = APIRouter(prefix="/v1/batches", tags=["batches"])
 STATE_CONFLICT = problems(
@@ -66,10 +67,13 @@ def batches_create(
     snapshot.
     """
 
-    def run() -> tuple[int, BatchOut]:
-        return 201, service.to_out(session, service.open_batch(session, org, body))
+    def run() -> BatchOut:
+        batch = service.open_batch(session, org, body)
+        if batch.replay:  # what a replay replaces is the restatements domain's to check
+            restatements.check_replay(session, batch)
+        return service.to_out(session, batch)
 
-    return idempotent.run(body, run)
+    return idempotent.run(body, 201, run)
 
 
 @router.put(
@@ -116,7 +120,20 @@ def batches_act(
     COMPLETE promotes the batch (202, a job); ABORT drops a loading batch; REVERT hides a
     'success' batch's rows with a tombstone (202, a job; the batch becomes 'reverted').
     """
-    return idempotent.run(None, lambda: service.act(session, org, batch_id, action))
+    status = 200 if action is BatchAction.ABORT else 202
+    return idempotent.run(None, status, lambda: _act(session, org, batch_id, action))
+
+
+def _act(session: DbSession, org: str, batch_id: str, action: BatchAction) -> BatchActionOut:
+    """COMPLETE (the ingest job, or a replay batch's restatement job), REVERT (a restatement
+    job: the restatements domain's) or ABORT (no job)."""
+    if action is BatchAction.REVERT:
+        batch, job = restatements.revert(session, org, batch_id)
+    elif action is BatchAction.COMPLETE:
+        batch, job = service.complete(session, org, batch_id, replay=restatements.complete_replay)
+    else:
+        batch, job = service.abort(session, org, batch_id), None
+    return service.action_out(session, batch, job)
 
 
 def _acting(action: BatchAction, status_code: int) -> Any:
@@ -139,7 +156,7 @@ def batches_complete(
     The batch becomes 'staged'; the response carries the job to follow (`GET /v1/jobs/{id}`).
     The same call as `POST /v1/batches/{batch_id}?action=COMPLETE`.
     """
-    return idempotent.run(None, lambda: service.act(session, org, batch_id, BatchAction.COMPLETE))
+    return idempotent.run(None, 202, lambda: _act(session, org, batch_id, BatchAction.COMPLETE))
 
 
 @_acting(BatchAction.ABORT, 200)
@@ -150,7 +167,7 @@ def batches_abort(
 
     The same call as `POST /v1/batches/{batch_id}?action=ABORT`.
     """
-    return idempotent.run(None, lambda: service.act(session, org, batch_id, BatchAction.ABORT))
+    return idempotent.run(None, 200, lambda: _act(session, org, batch_id, BatchAction.ABORT))
 
 
 @_acting(BatchAction.REVERT, 202)
@@ -162,7 +179,7 @@ def batches_revert(
     Merge-on-read: no data file is rewritten until a vacuum purges the rows. The response
     carries the restatement job. The same call as `POST /v1/batches/{batch_id}?action=REVERT`.
     """
-    return idempotent.run(None, lambda: service.act(session, org, batch_id, BatchAction.REVERT))
+    return idempotent.run(None, 202, lambda: _act(session, org, batch_id, BatchAction.REVERT))
 
 
 @router.get(

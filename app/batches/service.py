@@ -8,7 +8,7 @@ import os
 import re
 import shutil
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -21,7 +21,6 @@ from starlette.concurrency import run_in_threadpool
 from app import clock, conditional
 from app.batches import expiry, repository
 from app.batches.schemas import (
-    BatchAction,
     BatchActionOut,
     BatchCreate,
     BatchFileOut,
@@ -52,7 +51,6 @@ from app.models import (
     RestatementKind,
 )
 from app.pagination import next_cursor
-from app.restatements import service as restatements
 
 FILE_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,254}$")
 # a batch the workers move: its job started, retried, or its replay is being staged
@@ -66,11 +64,7 @@ def open_batch(session: Session, org: str, request: BatchCreate) -> Batch:
         raise Conflict(
             "this dataset is a CDC raw table: only its processor writes it (POST /v1/cdc/events)"
         )
-    replay = None
-    if request.replay is not None:
-        predecessors = request.replay.predecessors
-        restatements.check_predecessors(session, org, dataset_id, predecessors, lock=False)
-        replay = request.replay.model_dump()
+    replay = request.replay.model_dump() if request.replay is not None else None
     batch = Batch(org=org, dataset_id=dataset_id, format=request.format, replay=replay)
     session.add(batch)
     session.flush()
@@ -181,14 +175,17 @@ def _record_upload(
     return existing
 
 
-def complete(session: Session, org: str, batch_id: str) -> tuple[Batch, Job]:
-    """Seal the batch and queue its ingest job (published after this transaction commits)."""
+def complete(
+    session: Session, org: str, batch_id: str, *, replay: Callable[[Session, Batch], Job]
+) -> tuple[Batch, Job]:
+    """Seal the batch and queue its job (published after this transaction commits): an ingest
+    job, or for a replay batch the job `replay` queues (the restatements domain's)."""
     batch = repository.get(session, org, batch_id, for_update=True)
     _require_loading(batch, "only a 'loading' batch can be completed")
     if batch.file_count == 0:
         raise InvalidInput(f"batch {batch_id!r} has no files; upload at least one first")
     if batch.replay:
-        job = restatements.complete_replay(session, batch)
+        job = replay(session, batch)
     else:
         job = jobs.enqueue(session, JobKind.INGEST, org=org, subject_id=batch.id)
     _move(batch, BatchStatus.STAGED, (BatchStatus.LOADING,))
@@ -338,18 +335,9 @@ def _restatement(session: Session, restatement_id: str | None) -> BatchRestateme
     )
 
 
-def act(
-    session: Session, org: str, batch_id: str, action: BatchAction
-) -> tuple[int, BatchActionOut]:
-    """COMPLETE or REVERT (202, with the job they queue), or ABORT (200)."""
-    if action is BatchAction.COMPLETE:
-        batch, job = complete(session, org, batch_id)
-        return 202, BatchActionOut(batch=to_out(session, batch), job=jobs.to_out(job))
-    if action is BatchAction.REVERT:
-        batch, job = restatements.revert(session, org, batch_id)
-        return 202, BatchActionOut(batch=to_out(session, batch), job=jobs.to_out(job))
-    batch = abort(session, org, batch_id)
-    return 200, BatchActionOut(batch=to_out(session, batch), job=None)
+def action_out(session: Session, batch: Batch, job: Job | None) -> BatchActionOut:
+    """What a batch action answers: the batch, and the job it queued."""
+    return BatchActionOut(batch=to_out(session, batch), job=jobs.to_out(job) if job else None)
 
 
 def version(session: Session, org: str, batch_id: str) -> str:

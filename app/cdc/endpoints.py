@@ -102,10 +102,10 @@ def cdc_events_post(
     The same `Idempotency-Key` accepts a body once; without one a retry is new events.
     """
 
-    def run() -> tuple[int, EventsAccepted]:
-        return 202, service.accept(catalog, session, org, body)
+    def run() -> EventsAccepted:
+        return service.accept(catalog, session, org, body)
 
-    return idempotent.run(_Body(sha256=hashlib.sha256(body).hexdigest()), run)
+    return idempotent.run(_Body(sha256=hashlib.sha256(body).hexdigest()), 202, run)
 
 
 @router.get("/lag", response_model=CdcLag)

@@ -118,7 +118,7 @@ def exports_create(
     `<warehouse>/exports/<org>/<job id>/`).
     """
 
-    def run() -> tuple[int, ExportOut]:
-        return 202, service.start_export(session, org, loaded.dataset, loaded.table, body)
+    def run() -> ExportOut:
+        return service.start_export(session, org, loaded.dataset, loaded.table, body)
 
-    return idempotent.run(body, run)
+    return idempotent.run(body, 202, run)

@@ -85,11 +85,13 @@ def describe(exc: BaseException) -> tuple[str, Exit]:
 
 def print_error(line: str) -> None:
     """`error: line` on stderr, one line whatever the terminal's width."""
+    import sys
+
+    from rich.console import Console
     from rich.text import Text
 
-    from app.cli.output import stderr
-
     one = " ".join(part.strip() for part in line.splitlines() if part.strip())
+    stderr = Console(stderr=True, width=None if sys.stderr.isatty() else 250)
     stderr.print(Text("error", style="bold red") + Text(f": {one}"), soft_wrap=True)
 
 

@@ -48,11 +48,11 @@ def datasets_create(
     your organization.
     """
 
-    def run() -> tuple[int, DatasetOut]:
+    def run() -> DatasetOut:
         dataset = service.create(session, catalog, org, body)
-        return 201, service.describe(dataset, service.load(catalog, dataset))
+        return service.describe(dataset, service.load(catalog, dataset))
 
-    return idempotent.run(body, run)
+    return idempotent.run(body, 201, run)
 
 
 @router.get("", response_model=DatasetList, response_model_by_alias=True)

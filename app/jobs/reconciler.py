@@ -10,7 +10,7 @@ import redis
 from app import clock
 from app.config import get_settings
 from app.db import is_store_outage, session_scope, store_answers
-from app.jobs import repository, service, stages
+from app.jobs import failures, repository, service, stages
 from app.jobs.broker import broker_instance
 from app.models import JobState
 
@@ -39,7 +39,7 @@ def reconcile_once(
         stale = repository.stale_running(session, now - stale_after) if store_up_long_enough else []
         for job in stale:
             if job.attempt >= job.max_attempts:
-                service.fail(
+                failures.fail(
                     session,
                     job,
                     f"the worker stopped responding on each of {job.attempt} attempts "

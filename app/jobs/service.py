@@ -14,7 +14,6 @@ from app.db import after_commit, session_scope
 from app.errors import JobNotFound
 from app.jobs import repository, stages
 from app.jobs.broker import QUEUE, get_celery
-from app.jobs.failures import failure_hooks
 from app.jobs.kinds import JobKind, Payload
 from app.jobs.links import Links, links_for
 from app.jobs.schemas import JobList, JobOut, JobStageOut
@@ -100,15 +99,12 @@ def publish(message_id: str, job_id: str, task_name: str, priority: int = 0) -> 
     return True
 
 
-def fail(session: Session, job: Job, error: str) -> None:
-    """Mark a job failed for good and let its subject react."""
+def mark_failed(session: Session, job: Job, error: str) -> None:
+    """Mark a job failed for good (`app/jobs/failures.fail` also lets its subject react)."""
     job.state = JobState.FAILED
     job.error = error
     job.finished_at = clock.db_now(session)
     stages.record(job, "failed", job.finished_at, final=True)
-    hook = failure_hooks().get(JobKind(job.kind))
-    if hook is not None:
-        hook(session, job, error)
 
 
 def describe(session: Session, org: str, job_id: str) -> JobOut:

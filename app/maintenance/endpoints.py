@@ -35,10 +35,10 @@ def maintenance_vacuum(
     vacuum or compaction of the dataset is queued or running.
     """
 
-    def run() -> tuple[int, JobOut]:
-        return 202, jobs.to_out(service.start_vacuum(session, dataset, body))
+    def run() -> JobOut:
+        return jobs.to_out(service.start_vacuum(session, dataset, body))
 
-    return idempotent.run(body, run)
+    return idempotent.run(body, 202, run)
 
 
 @router.post(
@@ -62,7 +62,7 @@ def maintenance_compact(
     or running.
     """
 
-    def run() -> tuple[int, JobOut]:
-        return 202, jobs.to_out(service.start_compaction(session, catalog, dataset, body))
+    def run() -> JobOut:
+        return jobs.to_out(service.start_compaction(session, catalog, dataset, body))
 
-    return idempotent.run(body, run)
+    return idempotent.run(body, 202, run)

@@ -38,12 +38,12 @@ def privacy_jobs_create(
     it commits, and physically erased by a later vacuum and expiry (the job's `receipt`).
     """
 
-    def run() -> tuple[int, PrivacyJobOut]:
-        return 202, service.submit_privacy_job(
+    def run() -> PrivacyJobOut:
+        return service.submit_privacy_job(
             session, org, body.dataset_ids, body.column, list(body.values)
         )
 
-    return idempotent.run(body, run)
+    return idempotent.run(body, 202, run)
 
 
 @privacy_router.get("", response_model=PrivacyJobList)

@@ -134,6 +134,13 @@ def check_predecessors(
     return found
 
 
+def check_replay(session: Session, batch: Batch) -> None:
+    """A new replay batch's predecessors: 'success' batches of its dataset, not being restated
+    (checked again, locked, when it is completed)."""
+    predecessors = list((batch.replay or {}).get("predecessors", []))
+    check_predecessors(session, batch.org, batch.dataset_id, predecessors, lock=False)
+
+
 def complete_replay(session: Session, batch: Batch) -> Job:
     """COMPLETE of a replay batch: reserve its predecessors and queue the replay job."""
     replay = batch.replay or {}

@@ -61,10 +61,10 @@ def retention_expire(
     A job: snapshots pinned by a consumer's checkpoint are kept.
     """
 
-    def run() -> tuple[int, JobOut]:
-        return 202, jobs.to_out(service.start_expire(session, dataset))
+    def run() -> JobOut:
+        return jobs.to_out(service.start_expire(session, dataset))
 
-    return idempotent.run(None, run)
+    return idempotent.run(None, 202, run)
 
 
 @router.post(
