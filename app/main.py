@@ -29,9 +29,10 @@ from app.keys.endpoints import router as keys_router
 from app.limits.rate import FairUseMiddleware
 from app.maintenance.endpoints import router as maintenance_router
 from app.openapi import TAGS, complete
+from app.privacy.endpoints import router as privacy_router
 from app.reads.endpoints import router as reads_router
 from app.request_context import RequestIdMiddleware
-from app.restatements.endpoints import privacy_router, tombstones_router
+from app.restatements.endpoints import tombstones_router
 from app.retention.endpoints import router as retention_router
 from app.ui import endpoints as ui
 

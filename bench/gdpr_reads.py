@@ -96,7 +96,8 @@ def in_process(did: str, table_name: str, home: Path, profile: bool) -> dict[str
     lookup alone (medians of 20 calls). Seconds."""
     from app.db import session_scope
     from app.lake import visible
-    from app.restatements import gdpr, repository
+    from app.privacy import reads as gdpr
+    from app.privacy import repository
 
     table = embedded.load_table(home, table_name)
     snapshot, profiler = table.current_snapshot(), cProfile.Profile()

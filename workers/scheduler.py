@@ -29,7 +29,6 @@ from app.errors import Conflict
 from app.jobs.kinds import REWRITE_KINDS, JobKind, TaskName
 from app.lake import retention, rewrite_plan, tombstones, visible
 from app.lake.catalog import get_catalog
-from app.maintenance import materialize as materializer
 from app.maintenance import service as maintenance
 from app.maintenance.schemas import (
     CompactRequest,
@@ -126,7 +125,7 @@ def _schedule_dataset(dataset_id: str, out: dict[str, list[str]]) -> None:
             and tombstones.unmaterialized(table, table.current_snapshot()).num_rows
             and service.active_job(session, dataset_id, (JobKind.MATERIALIZE,)) is None
         ):
-            queued = materializer.request(session, dataset)
+            queued = maintenance.request_materialize(session, dataset)
             log.info("scheduler: materialize %s: job %s", dataset_id, queued and queued.id)
             out["materialize"].append(dataset_id)
         if (

@@ -31,7 +31,8 @@ from pyiceberg.table.metadata import TableMetadata
 from pyiceberg.table.refs import MAIN_BRANCH, SnapshotRef
 from pyiceberg.table.snapshots import Snapshot
 
-from app.lake import gdpr, tombstones
+from app.lake import gdpr_tombstones as gdpr
+from app.lake import tombstones
 from app.lake.file_cache import FileCache
 from app.lake.snapshots import own_properties
 

@@ -17,7 +17,7 @@ from app.db import session_scope
 from app.lake.catalog import get_catalog
 from app.lake.file_cache import FileCache
 from app.models import Dataset
-from app.restatements import repository as restatements
+from app.privacy import service as privacy
 
 RETRY_AFTER_SECONDS = "2"
 
@@ -87,7 +87,7 @@ def load(org: str, namespace: str, table: str, mode: str, if_none_match: str | N
     found = dataset_id(org, namespace, table)
     identifier = f"{namespace}.{table}"
     with session_scope() as session:
-        recorded = restatements.gdpr_in_force_through(session, found)
+        recorded = privacy.gdpr_in_force_through(session, found)
     location = _metadata_location(identifier)
     if location is None:
         raise errors.no_such_table(namespace, table)

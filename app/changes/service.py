@@ -18,7 +18,7 @@ from app.jobs import service as jobs
 from app.jobs.kinds import ExportPayload, JobKind
 from app.lake import changes, changes_read, snapshots
 from app.models import Dataset, ExpiredSnapshot
-from app.restatements import gdpr
+from app.privacy import reads as gdpr
 
 
 def _time(name: str, value: str) -> datetime:

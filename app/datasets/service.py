@@ -148,3 +148,9 @@ def stats(session: Session, dataset: Dataset, table: Table) -> DatasetStats:
         current_snapshot_id=current.snapshot_id if current else None,
         last_ingest_at=batches.last_landed(session, dataset.id, [s.value for s in landed]),
     )
+
+
+def get(session: Session, org: str, dataset_id: str) -> Dataset:
+    """One of the organization's datasets by its id (404 otherwise): how other domains find
+    a dataset."""
+    return repository.get(session, org, dataset_id)

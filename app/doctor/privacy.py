@@ -2,7 +2,7 @@
 tombstones (or its rows in snapshots from before it), and `erased` only once it holds neither.
 
 The one repair re-runs the erasure check that follows every vacuum and expiry
-(`app.retention.erasure`), for deletes whose every copy is gone but whose erasure was not
+(`app.privacy.erasure`), for deletes whose every copy is gone but whose erasure was not
 recorded; a delete marked erased that still has copies needs a human.
 """
 
@@ -13,8 +13,8 @@ from app.doctor import repository
 from app.doctor.findings import Finding, RepairIncomplete, Subject, finding
 from app.lake.catalog import get_catalog
 from app.models import JobState, PrivacyJob, Restatement, RestatementKind, RestatementState
-from app.retention import erasure
-from app.retention import repository as retention_repository
+from app.privacy import erasure
+from app.privacy import repository as privacy_repository
 
 CHECK = "privacy"
 
@@ -29,7 +29,7 @@ def check(subject: Subject) -> list[Finding]:
         ]
         job_rows = repository.jobs(session, (r.job_id for r in deletes))
         parts = {
-            job_id: retention_repository.restatements_of_privacy_job(session, job_id)
+            job_id: privacy_repository.restatements_of_privacy_job(session, job_id)
             for job_id in {r.privacy_job_id for r in deletes if r.privacy_job_id}
         }
         privacy_jobs = repository.privacy_jobs(session, parts.keys())
@@ -157,7 +157,7 @@ def recheck(dataset_id: str, identifier: str, restatement_id: str) -> str:
     if restatement_id in erasure.check_erasure(dataset_id):
         return f"the erasure check marked restatement {restatement_id} erased"
     with session_scope() as session:
-        in_flight = retention_repository.restated_batch_ids(session, dataset_id, erasure.IN_FLIGHT)
+        in_flight = privacy_repository.restated_batch_ids(session, dataset_id, erasure.IN_FLIGHT)
     stray = erasure.stray_parquet(get_catalog().load_table(identifier), in_flight)
     reason = (
         f"{len(stray)} unreferenced Parquet files are left under the table (delete them with "

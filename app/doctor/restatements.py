@@ -19,8 +19,8 @@ from app.jobs import service as jobs
 from app.jobs.kinds import JobKind
 from app.lake import snapshots
 from app.models import JobState, Restatement, RestatementState
-from app.retention import erasure
-from app.retention.erasure import IN_FLIGHT
+from app.privacy import erasure
+from app.restatements import service as restatements_service
 
 CHECK = "restatements"
 LIVE = (JobState.QUEUED, JobState.RUNNING)
@@ -29,7 +29,7 @@ LIVE = (JobState.QUEUED, JobState.RUNNING)
 def check(subject: Subject) -> list[Finding]:
     with session_scope() as session:
         every = repository.restatements(session, subject.dataset_id)
-        restatements = [r for r in every if r.state in IN_FLIGHT]
+        restatements = [r for r in every if r.state in restatements_service.OPEN]
         job_rows = repository.jobs(session, (r.job_id for r in restatements))
     out = _failed_but_held(subject, [r for r in every if r.state == RestatementState.FAILED])
     for restatement in restatements:
@@ -111,7 +111,7 @@ def requeue(restatement_id: str) -> str:
     stamped on its tombstones, stays the restatement's)."""
     with session_scope() as session:
         restatement = session.get(Restatement, restatement_id, with_for_update=True)
-        if restatement is None or restatement.state not in IN_FLIGHT:
+        if restatement is None or restatement.state not in restatements_service.OPEN:
             state = restatement.state if restatement is not None else "gone"
             return f"nothing to do: restatement {restatement_id} is now {state}"
         job = jobs.enqueue(

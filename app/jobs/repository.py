@@ -8,6 +8,7 @@ from sqlalchemy import ColumnElement, and_, bindparam, func, or_, select, update
 from sqlalchemy.orm import Session
 
 from app.errors import JobNotFound
+from app.jobs.kinds import JobKind
 from app.jobs.links import of_dataset
 from app.models import Job, JobState, OutboxMessage
 
@@ -197,4 +198,13 @@ def settle_many(session: Session, settled: list[tuple[str, dict[str, Any]]], now
     results: one batched UPDATE."""
     session.connection().execute(
         _SETTLE, [{"job_id": job_id, "result": result, "now": now} for job_id, result in settled]
+    )
+
+
+def queued_for_subject(session: Session, subject_id: str, kind: JobKind) -> Job | None:
+    """A job of `kind` for the subject that has not started yet, if any."""
+    return session.scalar(
+        select(Job)
+        .where(Job.subject_id == subject_id, Job.kind == kind.value, Job.state == JobState.QUEUED)
+        .limit(1)
     )

@@ -15,11 +15,11 @@ Rows are identified by content plus batch, not by file (vacuum and compaction mo
       in R's new files and (a) sees them);
   minus rows already hidden at S1 (a tombstone active at S1 newer than the file).
 
-GDPR tombstones reach into the past (`app.lake.gdpr`): a row of either kind whose identity a GDPR
-tombstone in force hides (the tombstone newer than the row's file, whenever it committed) comes
-back with its identity columns and `_batch_id` only. Increments keep the shape of history (a
-replica that consumed them before the delete still gets the delete's `deleted` rows), never the
-erased person's other values. `FileTask.erased` carries, per identity column, those ids.
+GDPR tombstones reach into the past (`app.lake.gdpr_tombstones`): a row of either kind whose
+identity a GDPR tombstone in force hides (the tombstone newer than the row's file, whenever it
+committed) comes back with its identity columns and `_batch_id` only. Increments keep the shape of
+history (a replica that consumed them before the delete still gets the delete's `deleted` rows),
+never the erased person's other values. `FileTask.erased` carries, per identity column, those ids.
 
 The driver builds the plan from metadata only (`plan_changes`): one `FileTask` per data file,
 serialisable, holding every id and sequence number the read needs. `FileReader.read(task)` is a
@@ -49,7 +49,7 @@ from pyiceberg.table.snapshots import Snapshot
 from pyiceberg.types import StringType
 
 from app.lake import snapshots, tombstones, visible
-from app.lake.gdpr import GDPR, GdprTombstones
+from app.lake.gdpr_tombstones import GDPR, GdprTombstones
 from app.lake.types import BATCH_COLUMN
 
 CHANGE_FIELDS = [  # the columns a change row adds to the table's columns
@@ -173,7 +173,7 @@ class FileTask:
 
 def plan_changes(table: Table, rng: ChangeRange, kind: str, gdpr: GdprTombstones) -> list[FileTask]:
     """The per-file work of one kind of change over `rng` (metadata and tombstone lists only);
-    `gdpr`: the GDPR tombstones in force (`app.restatements.gdpr.in_force`)."""
+    `gdpr`: the GDPR tombstones in force (`app.privacy.reads.in_force`)."""
     erased = visible.gdpr_filter(table, gdpr)
     if kind == "appended":
         return plan_appended(table, rng, erased)

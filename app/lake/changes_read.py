@@ -5,7 +5,7 @@ Output rows have the table's columns (all nullable) plus `_change_type`, `_opera
 `_request_id`, `_snapshot_id` (`_batch_id` is already a table column). A row deleted by a GDPR
 tombstone keeps only the dataset's identity columns and `_batch_id`, and so does any row, appended
 or deleted, of an identity a GDPR tombstone in force hides (`FileTask.erased`: the delete may
-come after the range; `app.lake.gdpr`).
+come after the range; `app.lake.gdpr_tombstones`).
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from app.lake.changes import (
     plan_changes,
     rank,
 )
-from app.lake.gdpr import GDPR, GdprTombstones
+from app.lake.gdpr_tombstones import GDPR, GdprTombstones
 from app.lake.masks import hidden_mask, kept_batches
 from app.lake.types import BATCH_COLUMN
 
@@ -213,7 +213,7 @@ def read_changes(
     gdpr: GdprTombstones,
 ) -> tuple[pa.Schema, Iterator[pa.RecordBatch]]:
     """The change rows of `kind` over `rng`, planned now, read file by file as consumed;
-    `gdpr`: the GDPR tombstones in force (`app.restatements.gdpr.in_force`)."""
+    `gdpr`: the GDPR tombstones in force (`app.privacy.reads.in_force`)."""
     tasks = plan_changes(table, rng, kind, gdpr)
     reader = FileReader(ReadContext.of(table, identity_columns))
 

@@ -5,9 +5,8 @@ row whose value in the namespace column is `id` when the row's data file has a d
 number lower than `s` (it was committed before the tombstone). A file whose column bounds cannot
 hold any applicable tombstone is read without a filter; the others get an `is_in` mask.
 
-Reads add every GDPR tombstone in force (`app.lake.gdpr`) to the snapshot's active ones: those
-hide their identity's older rows in every snapshot, before their commit too.
-"""
+Reads add every GDPR tombstone in force (`app.lake.gdpr_tombstones`) to the snapshot's active ones:
+those hide their identity's older rows in every snapshot, before their commit too."""
 
 from __future__ import annotations
 
@@ -37,7 +36,7 @@ from pyiceberg.types import IntegerType, LongType, PrimitiveType, StringType
 
 from app.lake import column_index, position_deletes, tombstones
 from app.lake.file_cache import FileCache
-from app.lake.gdpr import GdprTombstones
+from app.lake.gdpr_tombstones import GdprTombstones
 from app.lake.masks import hidden_mask, kept_batches
 
 NAMESPACE_TYPES = (StringType, IntegerType, LongType)
@@ -274,7 +273,7 @@ def row_batches(
     gdpr: GdprTombstones | None = None,
 ) -> tuple[pa.Schema, Iterator[pa.RecordBatch]]:
     """The rows visible at `snapshot` (projected to `columns`), file by file; `gdpr`: the GDPR
-    tombstones in force (`app.restatements.gdpr.in_force`), applied to every snapshot."""
+    tombstones in force (`app.privacy.reads.in_force`), applied to every snapshot."""
     schema = table.schema()
     projected = schema if columns is None else schema.select(*columns)
     target = schema_to_pyarrow(projected)

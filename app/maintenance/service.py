@@ -1,4 +1,10 @@
-"""Starting rewrite jobs (vacuum, compaction): at most one per dataset at a time."""
+"""Starting rewrite jobs (vacuum, compaction): at most one per dataset at a time; queueing the
+materializer (tombstones → Iceberg position deletes, `app/lake/materialize_plan.py`).
+
+The materializer is coalesced: a dataset never has two materialize jobs queued; one queued while
+another runs is right (the running one may have planned before the newest tombstones). Queued
+after every tombstone commit, and by the scheduler for a dataset whose tombstones are past its
+mark with no job queued (a commit whose worker died before queueing)."""
 
 from __future__ import annotations
 
@@ -61,3 +67,18 @@ def start_compaction(
         **request.model_dump(mode="json", exclude={"target_file_bytes"}), target_file_bytes=target
     )
     return _start(session, dataset, JobKind.COMPACT, payload)
+
+
+def queued_materialize(session: Session, dataset_id: str) -> Job | None:
+    """The dataset's materialize job that has not started yet, if any."""
+    return jobs_repository.queued_for_subject(session, dataset_id, JobKind.MATERIALIZE)
+
+
+def request_materialize(session: Session, dataset: Dataset) -> Job | None:
+    """Queue the dataset's materializer unless one is queued already (or it is off)."""
+    if not get_settings().materialize_deletes:
+        return None
+    # first in the queue: behind a flood of restatements it would wait for all of them
+    return queued_materialize(session, dataset.id) or jobs.enqueue(
+        session, JobKind.MATERIALIZE, org=dataset.org, subject_id=dataset.id, first=True
+    )

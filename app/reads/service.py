@@ -12,8 +12,8 @@ from sqlalchemy.orm import Session
 
 from app.errors import InvalidInput, SnapshotNotFound
 from app.lake import snapshots, visible
-from app.lake.gdpr import GdprTombstones
-from app.restatements import gdpr
+from app.lake.gdpr_tombstones import GdprTombstones
+from app.privacy import reads as gdpr
 
 
 def resolve_as_of(table: Table, as_of: str | None) -> Snapshot | None:

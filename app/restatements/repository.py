@@ -1,21 +1,16 @@
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Row, bindparam, exists, func, select, update
+from sqlalchemy import Row, bindparam, exists, select, update
 from sqlalchemy.orm import Session
 
-from app.chunks import in_chunks
-from app.errors import NotFound
 from app.models import (
-    Dataset,
     Job,
     JobState,
     OutboxMessage,
-    PrivacyJob,
     Restatement,
-    RestatementKind,
     RestatementState,
 )
 from app.restatements import states
@@ -46,79 +41,6 @@ def carrier_job(session: Session, dataset_id: str) -> str | None:
         session.connection().execute(_CARRIER, {"dataset_id": dataset_id}).scalars().first()
     )
     return found
-
-
-def get_privacy_job(session: Session, org: str, privacy_job_id: str) -> PrivacyJob:
-    job = session.get(PrivacyJob, privacy_job_id)
-    if job is None or job.org != org:
-        raise NotFound(f"privacy job {privacy_job_id!r} does not exist in your organization")
-    return job
-
-
-def privacy_jobs_page(session: Session, org: str, offset: int, limit: int) -> Sequence[PrivacyJob]:
-    """The organization's privacy jobs at `offset`, newest first."""
-    query = select(PrivacyJob).where(PrivacyJob.org == org)
-    query = query.order_by(PrivacyJob.created_at.desc(), PrivacyJob.id)
-    return session.scalars(query.offset(offset).limit(limit)).all()
-
-
-def by_privacy_job(session: Session, privacy_job_id: str) -> list[Restatement]:
-    """The privacy job's restatements (one per dataset), oldest first."""
-    query = select(Restatement).where(Restatement.privacy_job_id == privacy_job_id)
-    return list(session.scalars(query.order_by(Restatement.created_at)).all())
-
-
-def jobs_by_id(session: Session, job_ids: Iterable[str | None]) -> dict[str, Job]:
-    """The jobs of `job_ids` that exist, by id."""
-    ids = [job_id for job_id in job_ids if job_id is not None]
-    rows: Sequence[Job] = session.scalars(select(Job).where(Job.id.in_(ids))).all()
-    return {job.id: job for job in rows}
-
-
-def gdpr_in_force(session: Session, dataset_id: str) -> list[Row[Any]]:
-    """The dataset's committed GDPR restatements not yet erased (their rows may still be in a
-    retained snapshot's files): id, column, sequence number, snapshot, request id, commit time."""
-    query = select(
-        Restatement.id,
-        Restatement.column,
-        Restatement.sequence_number,
-        Restatement.snapshot_id,
-        Restatement.request_id,
-        Restatement.committed_at,
-    ).where(
-        Restatement.dataset_id == dataset_id,
-        Restatement.kind == RestatementKind.GDPR,
-        Restatement.state == RestatementState.COMMITTED,
-        Restatement.erased_at.is_(None),
-    )
-    return list(session.execute(query.order_by(Restatement.id)).all())
-
-
-def gdpr_in_force_through(session: Session, dataset_id: str) -> int:
-    """The highest sequence number among `gdpr_in_force` (0: none), in one aggregate: what the
-    catalog's served history depends on (`app.catalog.served`)."""
-    query = select(func.max(Restatement.sequence_number)).where(
-        Restatement.dataset_id == dataset_id,
-        Restatement.kind == RestatementKind.GDPR,
-        Restatement.state == RestatementState.COMMITTED,
-        Restatement.erased_at.is_(None),
-    )
-    return int(session.scalar(query) or 0)
-
-
-def ids_of(session: Session, restatement_ids: Collection[str]) -> dict[str, list[str]]:
-    """The tombstoned values of each restatement."""
-    found: dict[str, list[str]] = {}
-    for part in in_chunks(restatement_ids):
-        query = select(Restatement.id, Restatement.ids).where(Restatement.id.in_(part))
-        found.update((row.id, list(row.ids)) for row in session.execute(query))
-    return found
-
-
-def dataset_by_table(session: Session, table_identifier: str) -> Dataset | None:
-    """The dataset whose Iceberg table is `table_identifier` (any organization)."""
-    query = select(Dataset).where(Dataset.table_identifier == table_identifier)
-    return session.scalars(query).first()
 
 
 # the group committer's (workers/restatements/committer.py); its moves are the machine's

@@ -12,7 +12,6 @@ from sqlalchemy.orm import Session
 
 from app.batches import repository as batches
 from app.batches import service as batch_service
-from app.datasets import repository as datasets
 from app.errors import BatchStateConflict, Conflict, InvalidInput
 from app.jobs import service as jobs
 from app.jobs.kinds import JobKind
@@ -23,8 +22,6 @@ from app.models import (
     BatchStatus,
     Dataset,
     Job,
-    JobState,
-    PrivacyJob,
     Restatement,
     RestatementKind,
     RestatementState,
@@ -34,21 +31,12 @@ from app.pagination import next_cursor
 from app.reads.service import resolve_as_of
 from app.restatements import repository, states
 from app.restatements.schemas import (
-    MAX_GDPR_VALUES,
-    PrivacyDatasetStatus,
-    PrivacyJobList,
-    PrivacyJobOut,
     TombstoneOut,
     TombstonePage,
 )
 
 MAX_PREDECESSORS = 100
-JOB_TO_STATUS = {
-    JobState.QUEUED: "submitted",
-    JobState.RUNNING: "processing",
-    JobState.SUCCEEDED: "complete",
-    JobState.FAILED: "failed",
-}
+OPEN = states.OPEN  # not decided yet: what holds a batch or keeps an erasure waiting
 
 
 def _require_restatable(batch: Batch, action: str) -> None:
@@ -162,151 +150,21 @@ def complete_replay(session: Session, batch: Batch) -> Job:
     return _enqueue(session, restatement)
 
 
-def canonical_values(
-    dataset: Dataset, column: str, values: list[object], type_name: str
-) -> list[str]:
-    """GDPR values as the text a tombstone stores, checked against the column's type."""
-    out = []
-    for value in values:
-        if type_name in ("int", "long"):
-            if isinstance(value, bool) or not isinstance(value, int | str):
-                raise InvalidInput(f"value {value!r} is not an integer ({column} is {type_name})")
-            try:
-                out.append(str(int(value)))
-            except ValueError:
-                raise InvalidInput(
-                    f"value {value!r} is not an integer ({column} is {type_name})"
-                ) from None
-        elif isinstance(value, str):
-            out.append(value)
-        else:
-            raise InvalidInput(f"value {value!r} is not a string ({column} is a string column)")
-    return list(dict.fromkeys(out))
-
-
-def submit_privacy_job(
-    session: Session, org: str, dataset_ids: list[str], column: str, values: list[object]
-) -> PrivacyJobOut:
-    """One restatement and job per dataset; the job's status as `privacy_job_out` gives it."""
-    if not dataset_ids:
-        raise InvalidInput("dataset_ids names at least one dataset")
-    if not values:
-        raise InvalidInput("values holds at least one value")
-    if len(values) > MAX_GDPR_VALUES:
-        raise InvalidInput(f"a privacy job deletes at most {MAX_GDPR_VALUES} values")
-    targets = []
-    for dataset_id in dict.fromkeys(dataset_ids):
-        dataset = datasets.get(session, org, dataset_id)
-        if column not in dataset.identity_columns:
-            raise InvalidInput(
-                f"{column!r} is not an identity column of dataset {dataset_id!r} "
-                f"(its identity columns: {dataset.identity_columns})",
-                dataset_id=dataset_id,
-            )
-        spec = next(f for f in dataset.schema_fields if f["name"] == column)
-        if spec["type"] not in ("string", "int", "long"):
-            raise InvalidInput(
-                f"GDPR deletes work on string, int or long identity columns; "
-                f"{column!r} is {spec['type']}"
-            )
-        targets.append((dataset, canonical_values(dataset, column, values, spec["type"])))
-    job = PrivacyJob(
-        id=new_id(),
+def erase(
+    session: Session, org: str, dataset_id: str, column: str, ids: list[str], privacy_job_id: str
+) -> tuple[Restatement, Job]:
+    """A GDPR restatement of the dataset for a privacy job: tombstones for `ids` of `column`."""
+    restatement = _new(
         org=org,
+        dataset_id=dataset_id,
+        kind=RestatementKind.GDPR,
+        state=states.initial(RestatementKind.GDPR),
+        privacy_job_id=privacy_job_id,
         column=column,
-        dataset_ids=[d.id for d, _ in targets],
-        value_count=len(values),
+        ids=ids,
+        reason=f"privacy job {privacy_job_id}",
     )
-    session.add(job)  # flushed with the first restatement's job
-    parts, job_rows = [], {}
-    for dataset, ids in targets:
-        restatement = _new(
-            org=org,
-            dataset_id=dataset.id,
-            kind=RestatementKind.GDPR,
-            state=states.initial(RestatementKind.GDPR),
-            privacy_job_id=job.id,
-            column=column,
-            ids=ids,
-            reason=f"privacy job {job.id}",
-        )
-        queued = _enqueue(session, restatement)
-        parts.append(restatement)
-        job_rows[queued.id] = queued
-    return describe_privacy_job(job, parts, job_rows)
-
-
-def privacy_job_out(session: Session, job: PrivacyJob) -> PrivacyJobOut:
-    """The privacy job's status: each dataset's from its restatement and job, then overall."""
-    parts = repository.by_privacy_job(session, job.id)
-    return describe_privacy_job(
-        job, parts, repository.jobs_by_id(session, (p.job_id for p in parts))
-    )
-
-
-def describe_privacy_job(
-    job: PrivacyJob, parts: list[Restatement], job_rows: dict[str, Job]
-) -> PrivacyJobOut:
-    """`privacy_job_out` from the rows in hand (a job just submitted needs no query)."""
-    statuses = []
-    for part in parts:
-        job_row = job_rows.get(part.job_id or "")
-        status = JOB_TO_STATUS[JobState(job_row.state)] if job_row else "submitted"
-        if status == "submitted" and part.state == RestatementState.COMMITTED:
-            status = "processing"
-        if part.erased_at is not None:
-            status = "erased"
-        statuses.append(
-            PrivacyDatasetStatus(
-                dataset_id=part.dataset_id,
-                status=status,
-                job_id=part.job_id,
-                snapshot_id=part.snapshot_id,
-                tombstones_written=part.tombstones_written,
-                rows_hidden=part.rows_hidden,
-                error=part.error or (job_row.error if job_row else None),
-            )
-        )
-    states = {s.status for s in statuses}
-    overall = (
-        "failed"
-        if "failed" in states
-        else "erased"
-        if job.erased_at is not None and states == {"erased"}
-        else "complete"
-        if states <= {"complete", "erased"}
-        else "submitted"
-        if states == {"submitted"}
-        else "processing"
-    )
-    finished = [j.finished_at for j in job_rows.values() if j.finished_at]
-    return PrivacyJobOut(
-        id=job.id,
-        status=overall,
-        column=job.column,
-        value_count=job.value_count,
-        tombstones_written=sum(s.tombstones_written or 0 for s in statuses),
-        rows_hidden=sum(s.rows_hidden or 0 for s in statuses),
-        datasets=statuses,
-        created_at=job.created_at,
-        completed_at=max(finished) if overall in ("complete", "erased") and finished else None,
-        erased_at=job.erased_at if overall == "erased" else None,
-        receipt=job.receipt if overall == "erased" else None,
-    )
-
-
-def privacy_job_status(session: Session, org: str, privacy_job_id: str) -> PrivacyJobOut:
-    """The status of one of the organization's privacy jobs (404 when it has none such)."""
-    return privacy_job_out(session, repository.get_privacy_job(session, org, privacy_job_id))
-
-
-def list_privacy_jobs(session: Session, org: str, offset: int, limit: int) -> PrivacyJobList:
-    """A page of the organization's privacy jobs with their status, newest first."""
-    rows = repository.privacy_jobs_page(session, org, offset, limit + 1)
-    return PrivacyJobList(
-        items=[privacy_job_out(session, job) for job in rows[:limit]],
-        next=next_cursor(offset, limit, len(rows) > limit),
-    )
+    return restatement, _enqueue(session, restatement)
 
 
 def list_tombstones(

@@ -16,8 +16,8 @@ from app.jobs import service as jobs
 from app.jobs.kinds import JobKind
 from app.lake.retention import Pin, Policy, effective_policy
 from app.models import Consumer, Dataset, Job, RestatementState
+from app.restatements import service as restatements
 from app.retention import repository
-from app.retention.erasure import IN_FLIGHT
 from app.retention.schemas import (
     ConsumerCreate,
     ConsumerOut,
@@ -156,6 +156,12 @@ def staged_batches(session: Session, dataset_id: str) -> tuple[set[str], set[str
     """Batches whose staged replay files orphan cleanup keeps (their restatement is in flight)
     and those whose files it deletes at any age (their restatement finished)."""
     states = repository.restated_batch_states(session, dataset_id)
-    in_flight = {batch for batch, state in states if state in IN_FLIGHT}
+    in_flight = {batch for batch, state in states if state in restatements.OPEN}
     finished = {batch for batch, state in states if state in FINISHED} - in_flight
     return in_flight, finished
+
+
+def count_expired_before(session: Session, dataset_id: str, sequence_number: int) -> int:
+    """How many of the dataset's snapshots below `sequence_number` were expired (an erasure's
+    receipt)."""
+    return repository.count_expired_before(session, dataset_id, sequence_number)

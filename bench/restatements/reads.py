@@ -43,7 +43,7 @@ def part_b(lake: Lake, levels: Levels, runs: int, arrow_runs: int) -> dict[str, 
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
 
-    from app.lake import gdpr as lake_gdpr
+    from app.lake import gdpr_tombstones as lake_gdpr
     from app.lake import visible as lake_visible
     from workers.spark.read import TID, _ids, read_dataset
 

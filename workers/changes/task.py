@@ -10,7 +10,7 @@ from app.lake import changes
 from app.lake.catalog import get_catalog
 from app.lake.changes_read import ReadContext
 from app.models import Dataset
-from app.restatements import gdpr
+from app.privacy import reads as gdpr
 from workers.celery_app import job_task
 from workers.runtime import JobContext, PermanentJobError
 

@@ -19,6 +19,7 @@ from pyiceberg.table import Table
 from pyiceberg.table.snapshots import Snapshot
 
 from app.config import get_settings
+from app.db import session_scope
 from app.failpoints import failpoint
 from app.jobs.kinds import CompactPayload, JobKind, VacuumPayload
 from app.jobs.results import RewriteResult
@@ -35,8 +36,9 @@ from app.lake import (
 from app.lake.catalog import get_catalog
 from app.lake.pipeline import Committed, OperationKind, Replan, Summary
 from app.lake.rewrite_files import RewriteOutput, RewriteTask
-from app.retention import erasure
-from workers.maintenance import purges, rewrite_commit
+from app.privacy import erasure
+from app.privacy import service as privacy
+from workers.maintenance import rewrite_commit
 from workers.maintenance.rewrite_commit import Prepared, RewriteCommit, prepare
 from workers.runtime import JobContext, dataset_identifier
 from workers.spark.progress import tracked
@@ -133,9 +135,15 @@ class Rewrite:
         rewritten = sum(len(o.inputs) for o in outputs if not o.unchanged)
         requests = []
         if operation == "vacuum":
-            requests = purges.record(
-                self.dataset_id, self.identifier, purged, committed.snapshot_id, rewritten
-            )
+            with session_scope() as session:
+                requests = privacy.record_vacuum(
+                    session,
+                    self.dataset_id,
+                    self.identifier,
+                    purged,
+                    committed.snapshot_id,
+                    rewritten,
+                )
             erasure.check_erasure(self.dataset_id)
         return RewriteResult(
             operation=operation,

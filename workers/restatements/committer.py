@@ -35,7 +35,7 @@ from app.lake import lease, pipeline, snapshots, visible
 from app.lake.catalog import get_catalog
 from app.lake.pipeline import Committed, OperationKind, Summary
 from app.lake.tombstones import NewTombstone
-from app.maintenance import materialize as materializer
+from app.maintenance import service as maintenance
 from app.models import (
     BatchStatus,
     Dataset,
@@ -127,7 +127,7 @@ def _materialize_overdue(dataset_id: str, token: int) -> bool:
     if after <= 0:
         return False
     with session_scope() as session:
-        job = materializer.queued(session, dataset_id)
+        job = maintenance.queued_materialize(session, dataset_id)
         job_id = job.id if job is not None else None
     if job_id is None:
         _queued_since.pop(dataset_id, None)
@@ -335,7 +335,7 @@ def _record(table: Table, ids: list[str], snapshot: Snapshot) -> None:
         runtime.settle_many(session, settled)
         dataset = session.get(Dataset, dataset_id) if dataset_id else None
         if dataset is not None:  # the new tombstones become position deletes, asynchronously
-            materializer.request(session, dataset)
+            maintenance.request_materialize(session, dataset)
 
 
 def _hidden_counts(

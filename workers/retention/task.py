@@ -24,8 +24,8 @@ from app.jobs.results import ExpireResult
 from app.lake import retention
 from app.lake.catalog import get_catalog
 from app.models import Dataset, ExpiredSnapshot
+from app.privacy.erasure import check_erasure
 from app.retention import service
-from app.retention.erasure import check_erasure
 from workers.celery_app import job_task
 from workers.runtime import JobContext, PermanentJobError
 

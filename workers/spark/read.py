@@ -11,10 +11,9 @@ bounds may hold one of the ids. Rows of every other file skip the filter. When e
 is older than every tombstone (the usual case between vacuums), the sequence-number test is
 always true, and the read is the anti join on the ids alone, without `_file`.
 
-Every GDPR tombstone in force joins the snapshot's own (`app.lake.gdpr`): an erased identity's
-older rows are hidden in every snapshot, those before the delete too. They are looked up in the
-metadata store (`app.restatements.gdpr.for_table`), which the workers share with the API.
-"""
+Every GDPR tombstone in force joins the snapshot's own (`app.lake.gdpr_tombstones`): an erased
+identity's older rows are hidden in every snapshot, those before the delete too. They are looked up
+in the metadata store (`app.privacy.reads.for_table`), which the workers share with the API."""
 
 from __future__ import annotations
 
@@ -30,9 +29,9 @@ from pyspark.sql import types as T
 from app.config import get_settings
 from app.lake import visible
 from app.lake.catalog import get_catalog
-from app.lake.gdpr import GdprTombstones
+from app.lake.gdpr_tombstones import GdprTombstones
+from app.privacy import reads as erasures
 from app.reads.service import resolve_as_of
-from app.restatements import gdpr as erasures
 from workers.spark.session import catalog_conf
 from workers.spark.types import spark_type
 

@@ -24,7 +24,7 @@ def test_in_chunks_keeps_every_value_in_order(values: list[int], size: int) -> N
 def test_restatement_values_are_found_among_70000_ids(client: TestClient) -> None:
     from app.db import session_scope
     from app.models import Restatement
-    from app.restatements import repository
+    from app.privacy import repository
 
     did = client.post("/v1/datasets", json=EVENTS).json()["id"]
     body = {"dataset_ids": [did], "column": "user_id", "values": ["u1", "u2"]}

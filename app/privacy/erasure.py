@@ -27,11 +27,13 @@ from app import clock
 from app.db import session_scope
 from app.lake import retention, tombstones
 from app.lake.catalog import get_catalog
-from app.models import Dataset, Restatement, RestatementState
-from app.retention import repository
+from app.models import Dataset, Restatement
+from app.privacy import repository
+from app.restatements import service as restatements
+from app.retention import service as retention_service
 
 log = logging.getLogger(__name__)
-IN_FLIGHT = (RestatementState.PENDING, RestatementState.READY, RestatementState.COMMITTING)
+IN_FLIGHT = restatements.OPEN
 
 
 def held_request_ids(table: Table) -> set[str]:
@@ -129,9 +131,9 @@ def check_erasure(dataset_id: str) -> list[str]:
         return []
     now = clock.now()
     with session_scope() as session:
-        expired = repository.count_expired_before(session, dataset_id, oldest)
+        expired = retention_service.count_expired_before(session, dataset_id, oldest)
         jobs: set[str] = set()
-        for row in repository.restatements(session, erasable):
+        for row in repository.restatements_by_id(session, erasable):
             row.erased_at, row.snapshots_expired = now, expired
             if row.privacy_job_id:
                 jobs.add(row.privacy_job_id)

@@ -18,12 +18,12 @@ Where reads see it:
   ends before the delete, and rows deleted by a revert or replay before it.
 
 The source of "every GDPR tombstone that ever applied" is `GdprTombstones`, built by one
-function (`app.restatements.gdpr.in_force`) from the metadata store's committed, not yet erased
+function (`app.privacy.reads.in_force`) from the metadata store's committed, not yet erased
 GDPR restatements (column, ids, sequence number), united with the GDPR tombstones active at the
 table's current snapshot. Why not the lake alone: vacuumed tombstones live only in the vacuum
 snapshot's `tombstone.vacuum.file`, and a vacuum snapshot can be expired (its file deleted)
 while an older snapshot, still holding the rows, is retained (a running job's start snapshot).
-A restatement leaves that set only when `app.retention.erasure` marks it erased, i.e. when no
+A restatement leaves that set only when `app.privacy.erasure` marks it erased, i.e. when no
 retained snapshot's files hold its rows, so the set never drops a tombstone a read still needs.
 The current snapshot's list covers a group that landed but is not yet recorded as committed.
 """

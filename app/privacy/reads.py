@@ -1,5 +1,5 @@
 """The GDPR tombstones every read applies, whatever snapshot it reads (the rule, and why the
-metadata store is its source: `app.lake.gdpr`).
+metadata store is its source: `app.lake.gdpr_tombstones`).
 
 `in_force` is the one function every reader calls: `/rows`, `/changes`, exports and Spark's
 `read_dataset` (through `for_table`). A committed restatement's column, ids and sequence number
@@ -20,10 +20,11 @@ from sqlalchemy import Row
 from sqlalchemy.orm import Session
 
 from app.db import session_scope
-from app.lake import gdpr, tombstones
+from app.lake import gdpr_tombstones as gdpr
+from app.lake import tombstones
 from app.lake.file_cache import FileCache
-from app.lake.gdpr import GdprTombstones
-from app.restatements import repository
+from app.lake.gdpr_tombstones import GdprTombstones
+from app.privacy import repository
 
 _BY_RESTATEMENT: FileCache[pa.Table] = FileCache(4096)
 _SETS: FileCache[GdprTombstones] = FileCache(64)
