@@ -15,8 +15,8 @@ from pyiceberg.catalog import Catalog
 from pyiceberg.table import Table
 
 from app.auth import Org
-from app.datasets import repository as datasets
 from app.datasets import service as dataset_service
+from app.datasets import service as datasets
 from app.db import DbSession
 from app.lake.catalog import get_catalog
 from app.models import Dataset

@@ -17,7 +17,7 @@ from app.batches.schemas import (
     BatchOut,
 )
 from app.conditional import UpdatedSince
-from app.datasets import repository as datasets
+from app.datasets import service as datasets
 from app.db import DbSession
 from app.idempotency import Idempotent
 from app.models import BatchStatus, Scope

@@ -4,7 +4,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import func, select, update
+from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from app import clock
@@ -95,22 +95,3 @@ def release(session: Session, restatement_id: str) -> None:
     session.execute(
         update(Batch).where(Batch.restated_by == restatement_id).values(restated_by=None)
     )
-
-
-def dataset_counts(session: Session, dataset_id: str) -> list[tuple[str, int, int]]:
-    """(status, batches, rows) of a dataset's batches."""
-    query = (
-        select(Batch.status, func.count(), func.coalesce(func.sum(Batch.row_count), 0))
-        .where(Batch.dataset_id == dataset_id)
-        .group_by(Batch.status)
-    )
-    return [(status, int(n), int(rows)) for status, n, rows in session.execute(query)]
-
-
-def last_landed(session: Session, dataset_id: str, statuses: Sequence[str]) -> datetime | None:
-    """When the newest of the dataset's batches in `statuses` landed."""
-    query = select(func.max(Batch.completed_at)).where(
-        Batch.dataset_id == dataset_id, Batch.status.in_(statuses)
-    )
-    found: datetime | None = session.scalar(query)
-    return found

@@ -29,7 +29,7 @@ from app.batches.schemas import (
     BatchRestatement,
 )
 from app.config import get_settings
-from app.datasets import repository as datasets
+from app.datasets import service as datasets
 from app.errors import (
     BatchNotFound,
     BatchStateConflict,
@@ -368,3 +368,8 @@ def list_batches(
         items=[to_out(session, b) for b in rows[:limit]],
         next=next_cursor(offset, limit, len(rows) > limit),
     )
+
+
+def get(session: Session, org: str, batch_id: str, *, for_update: bool = False) -> Batch:
+    """One of the organization's batches (BatchNotFound otherwise), locked when asked."""
+    return repository.get(session, org, batch_id, for_update=for_update)

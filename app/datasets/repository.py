@@ -1,12 +1,13 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 
-from sqlalchemy import bindparam, select
+from sqlalchemy import bindparam, func, select
 from sqlalchemy.orm import Session
 
 from app.errors import DatasetNotFound
-from app.models import Dataset
+from app.models import Batch, Dataset
 
 # built once: a statement object keeps its cache key, so each request skips building the query
 # and computing the key (a fair share of a small request's CPU)
@@ -59,3 +60,24 @@ def page(session: Session, org: str, offset: int, limit: int) -> Sequence[Datase
         .limit(limit)
     )
     return session.scalars(query).all()
+
+
+def batch_counts(session: Session, dataset_id: str) -> list[tuple[str, int, int]]:
+    """(status, batches, rows) of a dataset's batches."""
+    query = (
+        select(Batch.status, func.count(), func.coalesce(func.sum(Batch.row_count), 0))
+        .where(Batch.dataset_id == dataset_id)
+        .group_by(Batch.status)
+    )
+    return [(status, int(n), int(rows)) for status, n, rows in session.execute(query)]
+
+
+def last_batch_landed(
+    session: Session, dataset_id: str, statuses: Sequence[str]
+) -> datetime | None:
+    """When the newest of the dataset's batches in `statuses` landed."""
+    query = select(func.max(Batch.completed_at)).where(
+        Batch.dataset_id == dataset_id, Batch.status.in_(statuses)
+    )
+    found: datetime | None = session.scalar(query)
+    return found

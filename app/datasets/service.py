@@ -12,7 +12,6 @@ from pyiceberg.table import Table
 from pyiceberg.types import PrimitiveType
 from sqlalchemy.orm import Session
 
-from app.batches import repository as batches
 from app.config import get_settings
 from app.datasets import repository
 from app.datasets import rows as row_counts
@@ -135,7 +134,7 @@ def snapshots(table: Table) -> list[SnapshotOut]:
 def stats(session: Session, dataset: Dataset, table: Table) -> DatasetStats:
     """Batch counts by status, the rows a read returns (from metadata), the rows live batches
     ingested, tombstones in force, the newest ingest."""
-    counts = batches.dataset_counts(session, dataset.id)
+    counts = repository.batch_counts(session, dataset.id)
     current = table.current_snapshot()
     landed = [BatchStatus.SUCCESS, BatchStatus.REPLACED, BatchStatus.REVERTED]
     return DatasetStats(
@@ -146,7 +145,7 @@ def stats(session: Session, dataset: Dataset, table: Table) -> DatasetStats:
         active_tombstones=int(tombstones.metrics(table, current)["total"]) if current else 0,
         snapshots=len(table.snapshots()),
         current_snapshot_id=current.snapshot_id if current else None,
-        last_ingest_at=batches.last_landed(session, dataset.id, [s.value for s in landed]),
+        last_ingest_at=repository.last_batch_landed(session, dataset.id, [s.value for s in landed]),
     )
 
 
@@ -154,3 +153,18 @@ def get(session: Session, org: str, dataset_id: str) -> Dataset:
     """One of the organization's datasets by its id (404 otherwise): how other domains find
     a dataset."""
     return repository.get(session, org, dataset_id)
+
+
+def resolve(session: Session, org: str, id_or_name: str) -> Dataset:
+    """One of the organization's datasets by its id or its name (404 otherwise)."""
+    return repository.resolve(session, org, id_or_name)
+
+
+def filter_id(session: Session, org: str, id_or_name: str | None) -> str | None:
+    """A list's `dataset_id` filter as an id: a name of `org` becomes its dataset's id."""
+    return repository.filter_id(session, org, id_or_name)
+
+
+def lock(session: Session, dataset_id: str) -> None:
+    """Hold the dataset's row until the transaction ends (one writer of its jobs at a time)."""
+    repository.lock(session, dataset_id)

@@ -7,7 +7,7 @@ from fastapi import APIRouter, Query, Request, Response
 from app import conditional
 from app.auth import Org
 from app.conditional import UpdatedSince
-from app.datasets import repository as datasets
+from app.datasets import service as datasets
 from app.db import DbSession
 from app.jobs import service
 from app.jobs.schemas import JobList, JobOut

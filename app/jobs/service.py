@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Collection
 from datetime import UTC, datetime
 
 from sqlalchemy import update
@@ -218,3 +219,13 @@ def to_out(job: Job, found: Links | None = None) -> JobOut:
 def _aware(value: datetime) -> datetime:
     """SQLite hands back naive datetimes; they were written in UTC."""
     return value if value.tzinfo else value.replace(tzinfo=UTC)
+
+
+def active_for_subject(session: Session, subject_id: str, kinds: Collection[str]) -> Job | None:
+    """The subject's queued or running job of one of `kinds`, if any."""
+    return repository.active_for_subject(session, subject_id, kinds)
+
+
+def queued_for_subject(session: Session, subject_id: str, kind: JobKind) -> Job | None:
+    """The subject's job of `kind` that has not started yet, if any."""
+    return repository.queued_for_subject(session, subject_id, kind)

@@ -12,10 +12,9 @@ from pyiceberg.catalog import Catalog
 from sqlalchemy.orm import Session
 
 from app.config import get_settings
-from app.datasets import repository as datasets
 from app.datasets import service as dataset_service
+from app.datasets import service as datasets
 from app.errors import Conflict, InvalidInput
-from app.jobs import repository as jobs_repository
 from app.jobs import service as jobs
 from app.jobs.kinds import REWRITE_KINDS, CompactPayload, JobKind, Payload, VacuumPayload
 from app.maintenance.schemas import CompactRequest, VacuumRequest
@@ -24,7 +23,7 @@ from app.models import Dataset, Job
 
 def running_rewrite(session: Session, dataset_id: str) -> Job | None:
     """The dataset's queued or running vacuum/compaction, if any."""
-    return jobs_repository.active_for_subject(session, dataset_id, REWRITE_KINDS)
+    return jobs.active_for_subject(session, dataset_id, REWRITE_KINDS)
 
 
 def _start(session: Session, dataset: Dataset, kind: JobKind, payload: Payload) -> Job:
@@ -71,7 +70,7 @@ def start_compaction(
 
 def queued_materialize(session: Session, dataset_id: str) -> Job | None:
     """The dataset's materialize job that has not started yet, if any."""
-    return jobs_repository.queued_for_subject(session, dataset_id, JobKind.MATERIALIZE)
+    return jobs.queued_for_subject(session, dataset_id, JobKind.MATERIALIZE)
 
 
 def request_materialize(session: Session, dataset: Dataset) -> Job | None:

@@ -10,7 +10,6 @@ import pyarrow.compute as pc
 from pyiceberg.table import Table
 from sqlalchemy.orm import Session
 
-from app.batches import repository as batches
 from app.batches import service as batch_service
 from app.errors import BatchStateConflict, Conflict, InvalidInput
 from app.jobs import service as jobs
@@ -83,7 +82,7 @@ def _new(**values: object) -> Restatement:
 
 
 def revert(session: Session, org: str, batch_id: str) -> tuple[Batch, Job]:
-    batch = batches.get(session, org, batch_id, for_update=True)
+    batch = batch_service.get(session, org, batch_id, for_update=True)
     _require_restatable(batch, "reverted")
     restatement = _new(
         org=org,
@@ -111,7 +110,7 @@ def check_predecessors(
         raise InvalidInput(f"a replay replaces at most {MAX_PREDECESSORS} batches")
     found = []
     for batch_id in sorted(predecessors):  # one lock order: concurrent replays cannot deadlock
-        batch = batches.get(session, org, batch_id, for_update=lock)
+        batch = batch_service.get(session, org, batch_id, for_update=lock)
         if batch.dataset_id != dataset_id:
             raise InvalidInput(
                 f"predecessor {batch_id!r} belongs to dataset {batch.dataset_id!r}, "

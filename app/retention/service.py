@@ -9,9 +9,8 @@ from sqlalchemy.orm import Session
 
 from app import clock
 from app.config import get_settings
-from app.datasets import repository as datasets
+from app.datasets import service as datasets
 from app.errors import Conflict, Gone, NotFound, SnapshotNotFound
-from app.jobs import repository as jobs_repository
 from app.jobs import service as jobs
 from app.jobs.kinds import JobKind
 from app.lake.retention import Pin, Policy, effective_policy
@@ -55,7 +54,7 @@ def set_retention(session: Session, dataset: Dataset, update: RetentionUpdate) -
 def active_job(session: Session, dataset_id: str, kinds: tuple[JobKind, ...]) -> Job | None:
     """A queued or running job of one of `kinds` on the dataset (the scheduler starts none
     while one is)."""
-    return jobs_repository.active_for_subject(session, dataset_id, kinds)
+    return jobs.active_for_subject(session, dataset_id, kinds)
 
 
 def start_expire(session: Session, dataset: Dataset) -> Job:
