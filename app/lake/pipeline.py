@@ -163,9 +163,11 @@ class Operation(Protocol[P, R_co]):
         (then `nothing` is the result). May raise Replan."""
         ...
 
-    def commit(self, table: Table, plan: P, summary: Summary) -> Committed:
-        """Commit `plan` on `table`'s current snapshot through an engine adapter; raises
-        ParentMoved when the parent moved (built again on the new one) or Replan."""
+    def commit(self, table: Table, plan: P, summary: Summary) -> Committed | None:
+        """Commit `plan` on `table`'s current snapshot through an engine adapter: what landed,
+        or None when the engine does not say (a Spark write: the pipeline finds its snapshot
+        by the request id). Raises ParentMoved when the parent moved (built again on the new
+        one) or Replan."""
         ...
 
     def summary(self, plan: P) -> Summary: ...
@@ -268,9 +270,16 @@ def _attempts(it: _Run[P, R], plan: P, planned: Table, token: int | None) -> Com
             it.job.check_lease()
         failpoint(op.kind.failpoints[0])
         try:
-            return op.commit(table, plan, summary)
+            committed = op.commit(table, plan, summary)
         except ParentMoved as exc:
             log.info("%s %s: the parent moved (%s, %s)", op.kind, op.request_id, exc, attempt)
+            continue
+        if committed is not None:
+            return committed
+        landed = snapshots.find_by_request_id(tables.again(table), op.request_id)
+        if landed is None:
+            raise RuntimeError(f"{op.kind} {op.request_id}: committed, yet not in the log")
+        return Committed.of(landed)
     raise GaveUp(f"{op.kind} {op.request_id}: the parent kept moving")
 
 
