@@ -309,7 +309,7 @@ class CdcMerge:
             extra[lake.MAX_TS] = str(int(newest.timestamp() * 1_000_000))
         return Summary(lake.OPERATION, self.request_id, self.batch_id, extra)
 
-    def commit(self, table: Table, plan: Merge, summary: Summary) -> Committed:
+    def commit(self, table: Table, plan: Merge, summary: Summary) -> Committed | None:
         properties = summary.properties()
         touched = sum(plan.actions.values())
         group_filter = touched < 3 * self.info.files
@@ -318,9 +318,7 @@ class CdcMerge:
         identifier = self.info.identifier
         if lake.raw_watermark(get_catalog().load_table(identifier))[0] != self.info.high:
             iceberg_java.commit_empty(self.spark, identifier, properties)  # no row changed
-        snapshot = get_catalog().load_table(identifier).current_snapshot()
-        assert snapshot is not None
-        return Committed.of(snapshot)
+        return None  # neither says its snapshot: the pipeline finds it by request id
 
     def discard(self, plan: Merge) -> None:
         """Nothing: a failed MERGE's files are Spark's to remove; the source is released by

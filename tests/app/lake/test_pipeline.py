@@ -261,3 +261,29 @@ def test_the_commit_lease_is_held_renewed_and_yielded(
     run(ok, table, lease=pipeline.Lease(dataset, wait_seconds=5))
     assert erased(table) == ["c"]
     assert lease.acquire(dataset) is not None  # free again
+
+
+def test_an_engine_that_names_no_snapshot_has_it_found_by_its_request_id(
+    table: Table, tmp_path: Path
+) -> None:
+    """A Spark write says nothing of its snapshot: the pipeline finds it in the log, and a
+    commit that says it committed but left nothing there is an error, not a success."""
+    silent = Erase(["a"], tmp_path)
+    loud = silent.commit
+
+    def commit_silently(table: Table, plan: Plan, summary: Summary) -> Committed | None:
+        loud(table, plan, summary)
+        return None
+
+    silent.commit = commit_silently  # type: ignore[assignment]
+    result = run(silent, table)
+    snapshot = table.refresh().current_snapshot()
+    assert snapshot is not None
+    assert result.snapshot_id == snapshot.snapshot_id
+    assert silent.recorded[0].snapshot is not None
+
+    lying = Erase(["b"], tmp_path)
+    lying.commit = lambda table, plan, summary: None  # type: ignore[assignment,method-assign,return-value]
+    with pytest.raises(RuntimeError, match="not in the log"):
+        run(lying, table)
+    assert erased(table) == ["a"]
