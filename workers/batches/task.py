@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from pyiceberg.table import Table
 
@@ -42,11 +43,13 @@ class Ingest:
 
     def __init__(self, ctx: JobContext, batch: Batch) -> None:
         self.ctx, self.batch, self.request_id = ctx, batch, ctx.request_id
+        self.spark: Any = None
 
     def plan(self, table: Table) -> Batch:
         from workers.spark.session import get_spark
 
-        get_spark()  # up before the pipeline's `ingest-spark` failpoint
+        # the job's session from here to its commit (a JVM lost meanwhile fails this attempt)
+        self.spark = get_spark()
         self.ctx.set_stage(Stage.VALIDATING, 0.01)
         return self.batch
 
@@ -55,13 +58,12 @@ class Ingest:
 
     def commit(self, table: Table, plan: Batch, summary: Summary) -> Committed | None:
         from workers.batches.spark_job import ingest
-        from workers.spark.session import get_spark
 
         def before_commit() -> None:
             self.ctx.check_lease()
             self.ctx.stage = Stage.WRITING
 
-        spark = get_spark()
+        spark = self.spark
         with tracked(self.ctx, spark, f"ingest batch {plan.id}") as progress:
             outcome = ingest(
                 spark,

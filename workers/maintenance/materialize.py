@@ -43,6 +43,7 @@ class Materialize:
         self.ctx, self.identifier, self.request_id = ctx, identifier, ctx.request_id
         self.started = self.resolved = time.monotonic()
         self.java_table: Any = None
+        self.spark: Any = None
         self.table: Table | None = None
 
     def plan(self, table: Table) -> Resolution | None:
@@ -55,16 +56,15 @@ class Materialize:
             return None
         self.resolved = time.monotonic()
         self.ctx.set_stage(Stage.COMMIT, 0.8)
-        self.java_table = iceberg_java.load_table(get_spark(), self.identifier)
+        self.spark = get_spark()  # the session its Java table and commit belong to
+        self.java_table = iceberg_java.load_table(self.spark, self.identifier)
         return resolution
 
     def summary(self, plan: Resolution) -> Summary:
         return Summary(self.kind, self.request_id)
 
     def commit(self, table: Table, plan: Resolution, summary: Summary) -> Committed:
-        from workers.spark.session import get_spark
-
-        return commit_resolution(get_spark(), self.java_table, table, plan, summary.properties())
+        return commit_resolution(self.spark, self.java_table, table, plan, summary.properties())
 
     def discard(self, plan: Resolution) -> None:
         assert self.table is not None

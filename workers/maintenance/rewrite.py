@@ -60,6 +60,7 @@ class Rewrite:
         self.timings: dict[str, float] = {}
         self.table: Table | None = None
         self.committing = time.monotonic()
+        self.spark: Any = None
 
     def plan(self, table: Table) -> Plan | None:
         """Scan, purge data (Spark), purge metadata: everything the commit needs but the lease."""
@@ -89,10 +90,11 @@ class Rewrite:
         timings["purge_data"] = round(time.monotonic() - began, 3)
         began = time.monotonic()
         ctx.set_stage(Stage.PURGE_METADATA, 0.8)
+        self.spark = get_spark()  # the one session of its metadata and commit
         work = RewriteCommit(self.dataset_id, self.identifier, operation, start, outputs, purged)
         plan = Plan(work, None)
         try:
-            plan.prepared = prepare(get_spark(), work)
+            plan.prepared = prepare(self.spark, work)
         except Replan:
             self.discard(plan)
             raise
@@ -114,7 +116,7 @@ class Rewrite:
 
     def commit(self, table: Table, plan: Plan, summary: Summary) -> Committed:
         assert plan.prepared is not None
-        return rewrite_commit.commit(get_spark(), plan.work, plan.prepared, table, summary)
+        return rewrite_commit.commit(self.spark, plan.work, plan.prepared, table, summary)
 
     def discard(self, plan: Plan) -> None:
         assert self.table is not None
