@@ -1,8 +1,11 @@
 """API keys and who may do what.
 
 A key is `ib_<prefix>_<secret>`; the SHA-256 of the whole key is stored, never the key. Each
-key belongs to one org and has a scope (read < write < admin). Every request looks its key up
-(no cache), so a revoked or expired key answers 401 from the next request on.
+key belongs to one org and has a scope (read < write < admin). A request finds its key in the
+process's key cache (`app.invalidation`: a revocation, by any process, empties its entry on
+every API process at its commit, and the cache answers only while that channel is up), else in
+the store: a revoked key answers 401 on every API process within 1 s, and on the process that
+revoked it from the next request on. Expiry is checked on every request.
 
 Dependencies: `Org` (the org's name; any valid key), `CurrentPrincipal` (org, key id, scope)
 and `requires(scope, action)`, declared on a route, which answers 403 to a key whose scope is
@@ -25,9 +28,12 @@ from fastapi.routing import APIRoute
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from sqlalchemy import bindparam, select, update
 from sqlalchemy.orm import Session
+from starlette.concurrency import run_in_threadpool
 
+from app import invalidation
 from app.db import get_engine, session_scope
 from app.errors import Forbidden, InvalidInput, Unauthorized
+from app.invalidation import Cache
 from app.keys import tokens
 from app.limits import rate
 from app.models import ApiKey, Scope
@@ -115,19 +121,53 @@ _BY_PREFIX = select(
 ).where(ApiKey.prefix == bindparam("prefix"))  # built once: it keeps its cache key
 
 
+def _keys() -> Cache[str, tuple[StoredKey, str]]:
+    """Stored keys and their secret's hash, by prefix."""
+    return invalidation.cache("keys", "key")
+
+
+def _prefix(key: str) -> str | None:
+    parts = key.split("_", 2)
+    return parts[1] if len(parts) == 3 and parts[0] == "ib" else None
+
+
+def _matching(found: tuple[StoredKey, str] | None, key: str) -> StoredKey | None:
+    if found is None or not hmac.compare_digest(found[1], _hash(key)):
+        return None
+    return found[0]
+
+
+def cached_key(key: str) -> StoredKey | None | bool:
+    """`find_key` from the key cache, with no I/O; False when the cache cannot say."""
+    prefix = _prefix(key)
+    if prefix is None:
+        return None
+    found = _keys().get(prefix)
+    return False if found is None else _matching(found, key)
+
+
 def find_key(key: str) -> StoredKey | None:
     """The stored key matching `key` (revoked and expired ones included), or None.
 
-    One autocommit query on a pooled connection, outside any session: no unit of work, no
-    transaction to begin and end."""
-    parts = key.split("_", 2)
-    if len(parts) != 3 or parts[0] != "ib":
+    From the key cache, else one autocommit query on a pooled connection, outside any session:
+    no unit of work, no transaction to begin and end."""
+    prefix = _prefix(key)
+    if prefix is None:
         return None
-    with get_engine().execution_options(isolation_level="AUTOCOMMIT").connect() as conn:
-        row = conn.execute(_BY_PREFIX, {"prefix": parts[1]}).first()
-    if row is None or not hmac.compare_digest(row.secret_hash, _hash(key)):
-        return None
-    return StoredKey(row.id, row.org, row.scope, row.revoked_at, row.expires_at, row.last_used_at)
+    cache = _keys()
+    found = cache.get(prefix)
+    if found is None:
+        ticket = cache.ticket()
+        with get_engine().execution_options(isolation_level="AUTOCOMMIT").connect() as conn:
+            row = conn.execute(_BY_PREFIX, {"prefix": prefix}).first()
+        if row is None:
+            return None
+        stored = StoredKey(
+            row.id, row.org, row.scope, row.revoked_at, row.expires_at, row.last_used_at
+        )
+        found = (stored, row.secret_hash)
+        cache.put(prefix, found, ticket, [("key", stored.id)])
+    return _matching(found, key)
 
 
 def find_key_by_id(key_id: str) -> tuple[StoredKey, str] | None:
@@ -142,15 +182,20 @@ def find_key_by_id(key_id: str) -> tuple[StoredKey, str] | None:
     return stored, row.secret_hash
 
 
+def stale_use(row: StoredKey, now: datetime) -> bool:
+    """Whether the key's recorded use is older than LAST_USED_RESOLUTION (`touch` it)."""
+    return row.last_used_at is None or now - row.last_used_at >= LAST_USED_RESOLUTION
+
+
 def touch(row: StoredKey, now: datetime) -> None:
     """Record the key's use, at most once per LAST_USED_RESOLUTION."""
-    if row.last_used_at is None or now - row.last_used_at >= LAST_USED_RESOLUTION:
-        _used(row.id, now)
+    if stale_use(row, now):
+        _used(row, now)
 
 
-def _used(key_id: str, now: datetime) -> None:
+def _used(row: StoredKey, now: datetime) -> None:
     with session_scope() as session:
-        session.execute(update(ApiKey).where(ApiKey.id == key_id).values(last_used_at=now))
+        session.execute(update(ApiKey).where(ApiKey.id == row.id).values(last_used_at=now))
 
 
 def rejection(row: StoredKey, now: datetime) -> str | None:
@@ -174,7 +219,7 @@ def _token_key(token: tokens.Token, now: datetime) -> StoredKey:
     return found[0]
 
 
-def authenticate(
+async def authenticate(
     request: Request,
     credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)],
 ) -> Principal:
@@ -182,7 +227,9 @@ def authenticate(
     expired. Computed once per request (kept on `request.state`, where the audit trail finds
     the key id of denied attempts too).
 
-    The lookup uses its own short query: a connection held from here until the endpoint runs
+    Async: a key in the cache, a token of the process's fair-use share and a recent use cost no
+    thread-pool hop; the store and Redis are called from a worker thread when needed. The
+    lookup uses its own short query: a connection held from here until the endpoint runs
     (another thread-pool hop) lets a burst of requests hold every pooled connection while
     waiting for a thread, and every thread wait for a connection.
     """
@@ -196,18 +243,26 @@ def authenticate(
         )
     now = utcnow()
     token = tokens.parse(key)
-    row = find_key(key) if token is None else _token_key(token, now)
+    row: StoredKey | None
+    if token is not None:
+        row = await run_in_threadpool(_token_key, token, now)
+    else:
+        cached = cached_key(key)
+        if cached is False:
+            row = await run_in_threadpool(find_key, key)
+        else:
+            row = cached if isinstance(cached, StoredKey) else None
     if row is None:
         raise Unauthorized("this API key is unknown")
     request.state.key_owner = (row.org, row.id)  # for the audit trail, even when denied
     refused = rejection(row, now)
-    if refused is None:
-        touch(row, now)
+    if refused is None and stale_use(row, now):
+        await run_in_threadpool(touch, row, now)
     principal = Principal(org=row.org, key_id=row.id, scope=Scope(row.scope))
     if refused is not None:
         raise Unauthorized(refused)
     request.state.principal = principal
-    rate.admit(request, principal.org)
+    await rate.admit(request, principal.org)
     return principal
 
 

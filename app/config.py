@@ -131,6 +131,9 @@ class Settings(BaseSettings):
     metrics_max_datasets: int = 100
     # the worker's own Prometheus endpoint (job durations, queue waits, lease waits); 0: off
     worker_metrics_port: int = 0
+    # the CPU priority (nice) `icebatch worker` and `icebatch up` give workers and their Spark:
+    # on a host shared with the API, a Spark job must not starve the pollers; 0: unchanged
+    worker_nice: int = Field(default=10, ge=0, le=19)
     # fair use per org (app.limits): requests per second with bursts, queued + running jobs;
     # 0 turns a limit off. `org_limits` overrides them per org, as JSON:
     # ICEBATCH_ORG_LIMITS='{"acme": {"rate_limit_per_second": 500, "max_inflight_jobs": 50}}'

@@ -291,6 +291,9 @@ def run(args: argparse.Namespace, env: dict[str, str], work: Path, procs: Procs)
                 f"| {name:<32} | {rates[name]:7.0f} | {1000 * pct(tally.latencies, 0.5):7.2f} "
                 f"| {1000 * pct(tally.latencies, 0.99):7.2f} | {tally.errors + tally.wrong:6d} |"
             )
+            if tally.errors or tally.wrong:
+                other = {s: n for s, n in tally.statuses.items() if s != expect}
+                print(f"|   (transport errors {tally.errors}; other answers {json.dumps(other)})")
     r304, full, ceiling = rates[phases[2][0]], rates[phases[1][0]], rates[phases[0][0]]
     print(
         f"ratios: 304 / full GET = {r304 / full:.2f}; 304 / healthz = {r304 / ceiling:.2f}; "

@@ -198,6 +198,7 @@ async def batches_get(batch_id: str, org: Org, request: Request) -> Response:
     """
     return await conditional.get(
         request,
+        ("batch", org, batch_id),
         lambda session: service.version(session, org, batch_id),
         lambda session: service.describe(session, org, batch_id),
     )

@@ -31,13 +31,17 @@ def ttl() -> timedelta:
     return timedelta(seconds=get_settings().batch_loading_ttl_seconds)
 
 
+def stuck_at(updated_at: datetime) -> datetime:
+    """When a `loading` batch last changed at `updated_at` turns stuck (past its TTL)."""
+    return _aware(updated_at) + ttl()
+
+
 def stuck(batch: Batch, now: datetime | None = None) -> StuckOut | None:
     """Why a `loading` batch past its TTL is stuck and what resolves it; else None."""
-    if batch.status != BatchStatus.LOADING:
+    now = now or clock.now()
+    if batch.status != BatchStatus.LOADING or now < stuck_at(batch.updated_at):
         return None
-    idle = (now or clock.now()) - _aware(batch.updated_at)
-    if idle < ttl():
-        return None
+    idle = now - _aware(batch.updated_at)
     return StuckOut(
         reason=f"'loading' with no upload and no COMPLETE for {idle.total_seconds():.0f} s "
         f"(ICEBATCH_BATCH_LOADING_TTL_SECONDS is {ttl().total_seconds():g})",

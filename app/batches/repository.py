@@ -4,12 +4,12 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import Row, select, update
 from sqlalchemy.orm import Session
 
 from app import clock
 from app.errors import BatchNotFound
-from app.models import Batch, BatchFile, Job
+from app.models import Batch, BatchFile, Job, Restatement
 
 
 def get(session: Session, org: str, batch_id: str, *, for_update: bool = False) -> Batch:
@@ -44,16 +44,24 @@ def files(session: Session, batch_id: str) -> Sequence[BatchFile]:
     return session.scalars(query).all()
 
 
-def version(session: Session, org: str, batch_id: str) -> tuple[Any, ...] | None:
-    """What changes whenever the batch's description does: its `updated_at` and its job's
-    progress (one query; None when the org has no such batch)."""
+def version(session: Session, org: str, batch_id: str) -> Row[Any] | None:
+    """What changes whenever the batch's description does: its `updated_at` and status, its
+    job's progress and the state of the restatement that restated it, with the ids of those
+    rows (one query; None when the org has no such batch)."""
     query = (
-        select(Batch.updated_at, Job.progress)
+        select(
+            Batch.updated_at,
+            Batch.status,
+            Batch.job_id,
+            Job.progress,
+            Batch.restated_by,
+            Restatement.state.label("restatement_state"),
+        )
         .outerjoin(Job, Job.id == Batch.job_id)
+        .outerjoin(Restatement, Restatement.id == Batch.restated_by)
         .where(Batch.id == batch_id, Batch.org == org)
     )
-    row = session.execute(query).first()
-    return None if row is None else tuple(row)
+    return session.execute(query).first()
 
 
 def page(

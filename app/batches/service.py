@@ -340,12 +340,27 @@ def action_out(session: Session, batch: Batch, job: Job | None) -> BatchActionOu
     return BatchActionOut(batch=to_out(session, batch), job=jobs.to_out(job) if job else None)
 
 
-def version(session: Session, org: str, batch_id: str) -> str:
-    """The batch's entity tag (BatchNotFound when the org has no such batch)."""
+def version(session: Session, org: str, batch_id: str) -> conditional.Tag:
+    """The batch's entity tag (BatchNotFound when the org has no such batch). A `loading`
+    batch's tag is kept until it would turn `stuck` (then its body moves with the clock)."""
     found = repository.version(session, org, batch_id)
     if found is None:
         raise BatchNotFound(batch_id)
-    return conditional.etag("batch", batch_id, *found)
+    rows = [("batch", batch_id)]
+    if found.job_id:
+        rows.append(("job", found.job_id))
+    if found.restated_by:
+        rows.append(("restatement", found.restated_by))
+    lasts = None
+    if found.status == BatchStatus.LOADING:
+        updated_at = found.updated_at
+
+        def lasts() -> bool:  # not stuck yet (the TTL read now: a setting may change)
+            return clock.now() < expiry.stuck_at(updated_at)
+
+    stuck = lasts is not None and not lasts()
+    value = conditional.etag("batch", batch_id, found.updated_at, found.progress, *found[4:], stuck)
+    return conditional.Tag(value, tuple(rows), lasts)
 
 
 def describe(session: Session, org: str, batch_id: str) -> BatchOut:

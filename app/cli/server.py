@@ -137,9 +137,22 @@ def worker(
         bool, typer.Option(help="Also run the maintenance scheduler (one worker per deployment).")
     ] = False,
 ) -> None:
-    """Run one worker process: Celery consumer, long-lived SparkSession, reconciler."""
+    """Run one worker process: Celery consumer, long-lived SparkSession, reconciler (at the
+    CPU priority ICEBATCH_WORKER_NICE, 10 by default: Spark yields the CPU to the API)."""
     migrate()
+    worker_priority()
     os.execv(sys.executable, _worker_argv(concurrency, beat))
+
+
+def worker_priority() -> None:
+    """Lower this process's CPU priority to ICEBATCH_WORKER_NICE (never raise it); what it
+    starts (Spark's JVM) inherits it."""
+    from app.config import get_settings
+
+    wanted = get_settings().worker_nice
+    current = os.nice(0)
+    if wanted > current:
+        os.nice(wanted - current)
 
 
 @cli.command()
@@ -151,7 +164,7 @@ def up(host: Host = "127.0.0.1", port: Port = 8000) -> None:
     migrate()
     log.info("icebatch up: home %s, API on http://%s:%s", settings.home, host, port)
     children = [
-        subprocess.Popen(_worker_argv(1, beat=True)),
+        subprocess.Popen(_worker_argv(1, beat=True), preexec_fn=worker_priority),  # noqa: PLW1509
         subprocess.Popen(_api_argv(host, port)),
     ]
 

@@ -34,6 +34,7 @@ async def jobs_get(job_id: str, org: Org, request: Request) -> Response:
     """
     return await conditional.get(
         request,
+        ("job", org, job_id),
         lambda session: service.version(session, org, job_id),
         lambda session: service.describe(session, org, job_id),
     )

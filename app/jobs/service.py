@@ -113,12 +113,12 @@ def describe(session: Session, org: str, job_id: str) -> JobOut:
     return to_out(repository.get(session, org, job_id))
 
 
-def version(session: Session, org: str, job_id: str) -> str:
+def version(session: Session, org: str, job_id: str) -> conditional.Tag:
     """The job's entity tag (JobNotFound when the org has no such job)."""
     found = repository.version(session, org, job_id)
     if found is None:
         raise JobNotFound(job_id)
-    return conditional.etag("job", job_id, found)
+    return conditional.Tag(conditional.etag("job", job_id, found), (("job", job_id),))
 
 
 def list_jobs(

@@ -22,6 +22,7 @@ from typing import Any
 
 from fastapi import Request
 from prometheus_client import Counter
+from starlette.concurrency import run_in_threadpool
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.config import Settings, get_settings
@@ -110,13 +111,17 @@ def _still_refused(authorization: bytes) -> _Refused | None:
     return refused
 
 
-def admit(request: Request, org: str) -> None:
-    """Count the request in its org's bucket; TooManyRequests (429) beyond the org's rate."""
+async def admit(request: Request, org: str) -> None:
+    """Count the request in its org's bucket; TooManyRequests (429) beyond the org's rate. A
+    token of this process's share costs no I/O; Redis is called from a worker thread."""
     policy = rate_policy(get_settings(), org)
     if policy is None:
         return
     asked_at = time.monotonic()  # before the bucket's clock read: `until` is never too late
-    decision: Decision = buckets_for(get_settings().broker_url).take(org, policy)
+    store = buckets_for(get_settings().broker_url)
+    decision: Decision | None = store.take_held(org, policy)
+    if decision is None:
+        decision = await run_in_threadpool(store.take, org, policy)
     if decision.allowed:
         setattr(request.state, STATE_KEY, _headers(policy, decision.remaining, decision.reset))
         return

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.limits.buckets import Buckets, LocalBuckets, RatePolicy, RedisBuckets, gcra
+from app.limits.buckets import Buckets, LocalBuckets, RatePolicy, RedisBuckets, gcra, share_size
 from tests.fixtures.environments import STORES, Environment
 from tests.fixtures.profile import budget
 
@@ -126,3 +126,37 @@ def test_redis_down_admits() -> None:
     decision = dead.take("org_x", RatePolicy(per_second=1, burst=5))
     assert decision.allowed
     assert decision.remaining == 5
+
+
+@pytest.mark.skipif("postgres" not in STORES, reason="Redis is not used")
+@budget(25)
+@given(
+    rate=st.sampled_from([20.0, 100.0, 400.0, 2000.0]),
+    burst=st.sampled_from([10, 40, 200, 1000]),
+    picks=st.lists(st.integers(min_value=0, max_value=2), min_size=50, max_size=400),
+)
+def test_shares_never_admit_more_than_the_bucket(
+    environments: dict[str, Environment], rate: float, burst: int, picks: list[int]
+) -> None:
+    """Three processes take shares of one org's bucket as fast as they can: the requests they
+    admit never exceed what the bucket allows (burst + rate × elapsed), and while the bucket
+    stays half full they cost Redis fewer calls than requests."""
+    url = environments["postgres"].env["ICEBATCH_BROKER_URL"]
+    processes = [RedisBuckets(url) for _ in range(3)]
+    org, policy = f"org_{uuid.uuid4().hex[:8]}", RatePolicy(per_second=rate, burst=burst)
+    calls = 0
+    for store in processes:
+        script = store._script
+
+        def counted(*args: object, script: object = script, **kwargs: object) -> object:
+            nonlocal calls
+            calls += 1
+            return script(*args, **kwargs)  # type: ignore[operator]
+
+        store._script = counted  # type: ignore[assignment]
+    started = time.monotonic()
+    admitted = sum(processes[p].take(org, policy).allowed for p in picks)
+    elapsed = time.monotonic() - started
+    assert admitted <= burst + rate * elapsed + 1
+    if share_size(policy) > 1 and len(picks) <= burst // 2:
+        assert calls < len(picks)  # far below the limit: shares, not one call a request

@@ -62,8 +62,9 @@ def test_request_rate_per_org(client_for: ClientFactory, org_limits: SetLimits) 
     assert [r.headers["RateLimit-Remaining"] for r in admitted] == ["2", "1", "0"]
     assert {r.headers["RateLimit-Limit"] for r in admitted} == {"3"}
 
-    with Statements() as first_refusal:
-        refused = flooder.get("/v1/datasets")
+    started = time.monotonic()
+    refused = flooder.get("/v1/datasets")
+    first_refusal = time.monotonic() - started
     assert refused.status_code == 429
     assert refused.headers["content-type"] == "application/problem+json"
     assert refused.headers["Retry-After"] == "2"  # one token every 2 s
@@ -74,7 +75,8 @@ def test_request_rate_per_org(client_for: ClientFactory, org_limits: SetLimits) 
     assert body["limit"] == "request_rate"
     assert body["retry_after_seconds"] == 2
     assert "0.5 requests a second (bursts of 3); retry after 2 s" in body["detail"]
-    assert first_refusal.count > 0  # the key lookup found the org
+    # found by the key lookup and the bucket, answered at once (the shortcut below holds it)
+    assert first_refusal < 0.5
 
     # the refused key is now answered before routing (no SQL at all), and only once its bucket
     # admits again, at most a second later: a client ignoring Retry-After cannot spin
