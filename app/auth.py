@@ -122,7 +122,7 @@ _BY_PREFIX = select(
 
 
 def _keys() -> Cache[str, tuple[StoredKey, str]]:
-    """Stored keys and their secret's hash, by prefix."""
+    """Stored keys and their secret's hash, by prefix (and by `id:<key id>`)."""
     return invalidation.cache("keys", "key")
 
 
@@ -172,13 +172,19 @@ def find_key(key: str) -> StoredKey | None:
 
 def find_key_by_id(key_id: str) -> tuple[StoredKey, str] | None:
     """The stored key whose id is `key_id` and its secret's hash (what signs the catalog's
-    OAuth tokens, `app.catalog.tokens`), or None."""
+    OAuth tokens, `app.catalog.tokens`), or None; from the key cache when it has it."""
+    cache = _keys()
+    found = cache.get(f"id:{key_id}")
+    if found is not None:
+        return found
+    ticket = cache.ticket()
     query = select(*_BY_PREFIX.selected_columns).where(ApiKey.id == key_id)
     with get_engine().execution_options(isolation_level="AUTOCOMMIT").connect() as conn:
         row = conn.execute(query).first()
     if row is None:
         return None
     stored = StoredKey(row.id, row.org, row.scope, row.revoked_at, row.expires_at, row.last_used_at)
+    cache.put(f"id:{key_id}", (stored, row.secret_hash), ticket, [("key", stored.id)])
     return stored, row.secret_hash
 
 
