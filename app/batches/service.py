@@ -50,6 +50,7 @@ from app.models import (
     Restatement,
     RestatementKind,
 )
+from app.models.base import utcnow
 from app.pagination import next_cursor
 
 FILE_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,254}$")
@@ -171,6 +172,9 @@ def _record_upload(
         batch.file_count += 1
     batch.bytes += size - existing.bytes
     existing.bytes, existing.sha256 = size, sha256
+    # the batch's row moves with every upload, even one replacing a file of the same size: its
+    # `updated_at` is what its ETag (and the API's caches) see change
+    batch.updated_at = utcnow()
     session.flush()
     return existing
 

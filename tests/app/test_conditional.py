@@ -48,6 +48,15 @@ def test_batch_and_job_answer_304_until_they_change(client: TestClient) -> None:
     client.put(f"{url}/files/a.csv", content=CSV)  # the files change
     status, tag, body = conditional(client, url, tag)
     assert (status, body["file_count"]) == (200, 1)
+    same_size = CSV.replace(b"u1", b"u9")  # the file replaced by one of the same size
+    assert len(same_size) == len(CSV)
+    assert same_size != CSV
+    client.put(f"{url}/files/a.csv", content=same_size)
+    status, tag_replaced, replaced = conditional(client, url, tag)
+    assert (status, replaced["file_count"], replaced["bytes"]) == (200, 1, body["bytes"])
+    assert replaced["files"][0]["sha256"] != body["files"][0]["sha256"]
+    seen.add(tag)
+    tag = tag_replaced
     client.post(f"{url}/complete")  # the status changes, a job appears
     status, tag2, body = conditional(client, url, tag)
     assert (status, body["status"], body["progress"]) == (200, "staged", 0.0)
@@ -73,7 +82,7 @@ def test_batch_and_job_answer_304_until_they_change(client: TestClient) -> None:
     status, tag4, body = conditional(client, url, tag3)
     assert (status, body["errors"], body["row_count"]) == (200, errors, 3)
     seen |= {tag3, tag4}
-    assert len(seen) == 5  # every change, a new tag
+    assert len(seen) == 6  # every change, a new tag
 
 
 def test_another_orgs_tag_is_404_not_304(client_for: ClientFactory) -> None:
