@@ -56,11 +56,13 @@ def migrate() -> None:
     from alembic import command
 
     from app.config import get_settings
+    from app.jobs.broker import declare_queue
     from app.lake.catalog import get_catalog
 
     creating = new_store()
     command.upgrade(alembic_config(), "head")
     get_catalog()  # PyIceberg's SqlCatalog creates iceberg_tables & co. if they are missing
+    declare_queue(get_settings())  # the embedded broker's queue, before its users race on it
     if creating:  # once per store, by whichever command made it (`up`, `keys create`, ...)
         typer.echo(f"created store at {get_settings().home}", err=True)
 

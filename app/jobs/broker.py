@@ -36,6 +36,19 @@ def make_celery(settings: Settings) -> Celery:
     return celery
 
 
+def declare_queue(settings: Settings) -> None:
+    """Make the embedded broker's queue before any process uses it (`icebatch migrate`, run by
+    every command that starts one). Kombu's SQLAlchemy transport makes a queue on first use, a
+    SELECT then an INSERT: two processes starting at once (a worker's consumer and its embedded
+    beat) race on it, and the loser's session stays failed. Redis needs nothing."""
+    if not settings.broker_url.startswith("sqla+"):
+        return
+    from kombu import Connection, Queue
+
+    with Connection(settings.broker_url) as connection:
+        Queue(QUEUE, channel=connection.default_channel).declare()
+
+
 @lru_cache
 def get_celery() -> Celery:
     return make_celery(get_settings())

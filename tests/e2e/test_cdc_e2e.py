@@ -328,8 +328,10 @@ def test_a_tenant_with_a_big_backlog_does_not_hold_back_the_others(service: Serv
     alone, then again while tenant C works off a backlog fifty times theirs. C's runs are
     bounded (`cdc_max_events_per_run`) and a tenant never has two at once, so C holds at most
     one worker and A's and B's jobs wait at most for the C run under way: their replication
-    time grows by no more than one C run plus one processing interval, and they are done while
-    C is still behind."""
+    time grows by no more than one C run plus one processing interval — and their own runs,
+    which share the machine's 2 cores with C's Spark run, may take up to twice as long as
+    alone — and they are done while C is still behind. (Held back behind the whole backlog,
+    they would wait for ten C runs.)"""
     per_run = 1500
     service.env.update({**FAST, "ICEBATCH_CDC_MAX_EVENTS_PER_RUN": str(per_run)})
     orgs = {name: new_org() for name in "ABC"}
@@ -379,7 +381,8 @@ def test_a_tenant_with_a_big_backlog_does_not_hold_back_the_others(service: Serv
     for name, producer in producers.items():
         check_replica(clients[name], producer.model)
     check_exactly_once(service, orgs["C"], 50 * small)
-    allowance = max(c_runs) + FAST_CONFIG["process_interval_seconds"] + 1  # + a beat tick
+    # one C run, one processing interval and a beat tick; their own run slowed by C's beside it
+    allowance = max(c_runs) + FAST_CONFIG["process_interval_seconds"] + 1
     print(
         f"\nfairness: A, B replicated in {alone} s alone, {shared} s beside C's backlog of "
         f"{50 * small} events ({len(c_runs)} runs, longest {max(c_runs):.1f} s), of which "
@@ -391,4 +394,6 @@ def test_a_tenant_with_a_big_backlog_does_not_hold_back_the_others(service: Serv
     assert sum(c_applied) == 50 * small, c_applied
     assert len(c_runs) >= 50 * small // per_run
     for name in "AB":
-        assert shared[name] <= alone[name] + allowance, (name, shared, alone, c_runs)
+        assert shared[name] <= 2 * alone[name] + allowance, (name, shared, alone, c_runs)
+    # telling: held back behind the whole backlog, A and B would have waited far beyond it
+    assert sum(c_runs) > max(2 * alone[n] + allowance for n in "AB"), (c_runs, alone)
