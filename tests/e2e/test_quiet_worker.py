@@ -1,8 +1,10 @@
 """An idle worker with the beat (`icebatch worker --beat`, as `icebatch up` runs it) logs what
-it did, not each empty periodic pass: Celery's four lines per pass go to DEBUG."""
+it did, not each empty periodic pass: Celery's four lines per pass go to DEBUG. It runs at a
+lower CPU priority than the API."""
 
 from __future__ import annotations
 
+import os
 import shelve
 import time
 from pathlib import Path
@@ -33,6 +35,9 @@ def test_an_idle_worker_logs_no_periodic_pass(tmp_path: Path) -> None:
         service.start_worker(args=("--beat",))
         wait_for(lambda: " ready." in service.log("worker"), 60, "the worker")
         at_ready = len(service.log("worker").splitlines())
+        # the worker yields the CPU to an API on the same host (ICEBATCH_WORKER_NICE, 10)
+        worker_pid = service.processes["worker"].pid
+        assert os.getpriority(os.PRIO_PROCESS, worker_pid) == max(10, os.nice(0))
         time.sleep(IDLE_SECONDS)
         idle = service.log("worker").splitlines()[at_ready:]
     finally:
