@@ -79,8 +79,14 @@ class _Known:
     body: bytes | None  # the JSON last sent with the tag, when one was
 
 
+# memory: at most KEPT_OBJECTS tags per process, with bodies of at most MAX_KEPT_BODY bytes
+# (a batch of many files answers its big body from the store each time): ~160 MB at worst
+KEPT_OBJECTS = 20_000
+MAX_KEPT_BODY = 8192
+
+
 def _known() -> Cache[tuple[str, ...], _Known]:
-    return invalidation.cache("conditional", "batch", "job", "restatement")
+    return invalidation.cache("conditional", "batch", "job", "restatement", size=KEPT_OBJECTS)
 
 
 def etag(*parts: object) -> str:
@@ -142,7 +148,8 @@ async def get(
                 else JSONResponse(body(session).model_dump(mode="json")).body
             )
         if tag.current():
-            cache.put(key, _Known(tag, sent), ticket, list(tag.rows))
+            kept = sent if sent is not None and len(sent) <= MAX_KEPT_BODY else None
+            cache.put(key, _Known(tag, kept), ticket, list(tag.rows))
         answer = _answer(request, _Known(tag, sent))
         assert answer is not None
         return answer

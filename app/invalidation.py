@@ -147,14 +147,15 @@ def _started() -> Feed | None:
     return _FEEDS.get(get_settings().database_url)
 
 
-def cache(name: str, *kinds: str) -> Cache[Any, Any]:
-    """The process's cache `name` for the current metadata store, dropped on `kinds`."""
-    return _cache_for(get_settings().database_url, name, kinds)
+def cache(name: str, *kinds: str, size: int = MAX_ENTRIES) -> Cache[Any, Any]:
+    """The process's cache `name` for the current metadata store, dropped on `kinds`, holding
+    at most `size` entries."""
+    return _cache_for(get_settings().database_url, name, kinds, size)
 
 
 @lru_cache(maxsize=16)
-def _cache_for(url: str, name: str, kinds: tuple[str, ...]) -> Cache[Any, Any]:
-    return Cache(_feed_for(url), *kinds)
+def _cache_for(url: str, name: str, kinds: tuple[str, ...], size: int) -> Cache[Any, Any]:
+    return Cache(_feed_for(url), *kinds, size=size)
 
 
 class Cache(Generic[K, V]):
@@ -163,8 +164,9 @@ class Cache(Generic[K, V]):
     `ticket()` before reading the store, `put(key, value, ticket, ids)` after: refused when one
     of `ids` changed since the ticket, or when the channel is not fresh."""
 
-    def __init__(self, source: Feed, *kinds: str) -> None:
+    def __init__(self, source: Feed, *kinds: str, size: int = MAX_ENTRIES) -> None:
         self._feed = source
+        self._size = size
         self._entries: dict[K, V] = {}
         self._by_id: dict[tuple[str, str], set[K]] = {}
         self._changed: dict[tuple[str, str], int] = {}  # (kind, id) → change count at its change
@@ -189,7 +191,7 @@ class Cache(Generic[K, V]):
         with self._lock:
             if ticket < self._cleared or any(self._changed.get(i, -1) > ticket for i in ids):
                 return
-            if len(self._entries) >= MAX_ENTRIES:
+            if len(self._entries) >= self._size:
                 self._clear()
                 return
             self._entries[key] = value
