@@ -395,5 +395,3 @@ def test_a_tenant_with_a_big_backlog_does_not_hold_back_the_others(service: Serv
     assert len(c_runs) >= 50 * small // per_run
     for name in "AB":
         assert shared[name] <= 2 * alone[name] + allowance, (name, shared, alone, c_runs)
-    # telling: held back behind the whole backlog, A and B would have waited far beyond it
-    assert sum(c_runs) > max(2 * alone[n] + allowance for n in "AB"), (c_runs, alone)
