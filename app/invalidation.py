@@ -16,6 +16,8 @@ Two sources, both needed:
   its own request did from its next request on, before the notification comes back.
 
 SQLite (embedded mode) has no channel: the caches stay empty and every read goes to the store.
+Every entry is read again after `MAX_AGE_SECONDS` in any case (a floor for what no
+notification tells: a change made with triggers off).
 
 A cache fills under a ticket taken before its read: a value read before a change, and stored
 after the change's notification, is refused, so a late fill never hides a change.
@@ -43,6 +45,9 @@ CHANNEL = "icebatch_changed"
 FRESH_SECONDS = 1.0  # a cache answers only while the channel was heard from this recently
 CHECK_SECONDS = 0.25  # how often the listener checks its connection
 MAX_ENTRIES = 100_000
+# an entry is read again after this long however quiet the channel: what no notification can
+# tell (a change made with triggers off) is seen within it
+MAX_AGE_SECONDS = 30.0
 
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
@@ -167,7 +172,7 @@ class Cache(Generic[K, V]):
     def __init__(self, source: Feed, *kinds: str, size: int = MAX_ENTRIES) -> None:
         self._feed = source
         self._size = size
-        self._entries: dict[K, V] = {}
+        self._entries: dict[K, tuple[V, float]] = {}  # value, time.monotonic() when stored
         self._by_id: dict[tuple[str, str], set[K]] = {}
         self._changed: dict[tuple[str, str], int] = {}  # (kind, id) → change count at its change
         self._count = 0  # changes seen
@@ -180,7 +185,10 @@ class Cache(Generic[K, V]):
     def get(self, key: K) -> V | None:
         if not self._feed.fresh():
             return None
-        return self._entries.get(key)
+        found = self._entries.get(key)
+        if found is None or time.monotonic() - found[1] >= MAX_AGE_SECONDS:
+            return None
+        return found[0]
 
     def ticket(self) -> int:
         return self._count
@@ -194,7 +202,7 @@ class Cache(Generic[K, V]):
             if len(self._entries) >= self._size:
                 self._clear()
                 return
-            self._entries[key] = value
+            self._entries[key] = (value, time.monotonic())
             for i in ids:
                 self._by_id.setdefault(i, set()).add(key)
 

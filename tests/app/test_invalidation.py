@@ -191,3 +191,21 @@ def test_a_fill_read_before_a_change_is_refused_after_it() -> None:
     feed.tell("batch", None)  # everything of a kind
     assert cache.get("b1") is None
     assert cache.get("b2") is None
+
+
+def test_an_entry_is_read_again_after_its_age_whatever_the_channel_says(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from app import invalidation
+    from app.invalidation import Cache, Feed
+
+    class Up(Feed):
+        def fresh(self) -> bool:
+            return True
+
+    cache: Cache[str, int] = Cache(Up(None), "key")
+    cache.put("k", 1, cache.ticket(), [("key", "k")])
+    assert cache.get("k") == 1
+    later = time.monotonic() + invalidation.MAX_AGE_SECONDS
+    monkeypatch.setattr(invalidation.time, "monotonic", lambda: later)
+    assert cache.get("k") is None
