@@ -26,6 +26,16 @@ while an older snapshot, still holding the rows, is retained (a running job's st
 A restatement leaves that set only when `app.privacy.erasure` marks it erased, i.e. when no
 retained snapshot's files hold its rows, so the set never drops a tombstone a read still needs.
 The current snapshot's list covers a group that landed but is not yet recorded as committed.
+
+Where they are already Iceberg deletes. A reader that applies the position delete files of the
+snapshot S it reads (`/rows`, `read_dataset`) needs only the GDPR tombstones above S's
+materialized mark (`tombstones.materialized_seq`, the mark the catalog serves by,
+`app.catalog.served`): one at or below it is either listed at S, so its rows in S's files are
+position-deleted, or was vacuumed before S, so its rows were rewritten away (it cannot be newer
+than S: the mark is below S's own sequence number). At the current snapshot that leaves the
+tombstones committed since the materializer's last pass; at an older one, every GDPR delete
+since that snapshot's mark, those after it included. Increments read files without their
+deletes and take the whole set.
 """
 
 from __future__ import annotations
@@ -55,22 +65,24 @@ class GdprTombstones:
         return cls(tombstones.SCHEMA.empty_table(), "none")
 
 
-def active_gdpr(table: Table) -> pa.Table:
-    """The GDPR tombstones active at the table's current snapshot."""
-    rows = tombstones.active(table, table.current_snapshot())
+def active_gdpr(table: Table, after: int = 0) -> pa.Table:
+    """The GDPR tombstones active at the table's current snapshot with a sequence number above
+    `after`."""
+    rows = tombstones.newer_than(table, table.current_snapshot(), after)
     return rows.filter(pc.equal(rows["operation"], GDPR))
 
 
-def combine(table: Table, recorded: pa.Table, recorded_key: str) -> GdprTombstones:
+def combine(table: Table, recorded: pa.Table, recorded_key: str, after: int = 0) -> GdprTombstones:
     """The recorded GDPR tombstones (from the metadata store) and those active at the current
-    snapshot, as one set; its key joins the recorded set's key and the current list's path."""
+    snapshot above `after`, as one set; its key joins the recorded set's key, the current
+    list's path and `after`."""
     location = tombstones.list_location(table, table.current_snapshot()) or ""
-    rows = pa.concat_tables([recorded.cast(tombstones.SCHEMA), active_gdpr(table)])
-    digest = hashlib.sha256(f"{recorded_key}|{location}".encode()).hexdigest()[:32]
+    rows = pa.concat_tables([recorded.cast(tombstones.SCHEMA), active_gdpr(table, after)])
+    digest = hashlib.sha256(f"{recorded_key}|{location}|{after}".encode()).hexdigest()[:32]
     return GdprTombstones(rows, f"gdpr-{digest}")
 
 
-def lake_only(table: Table) -> GdprTombstones:
-    """The GDPR tombstones the current snapshot lists (for tables no metadata store knows, e.g.
-    benchmarks; vacuumed tombstones are not in it)."""
-    return combine(table, tombstones.SCHEMA.empty_table(), "lake")
+def lake_only(table: Table, after: int = 0) -> GdprTombstones:
+    """The GDPR tombstones the current snapshot lists above `after` (for tables no metadata
+    store knows, e.g. benchmarks; vacuumed tombstones are not in it)."""
+    return combine(table, tombstones.SCHEMA.empty_table(), "lake", after)

@@ -160,13 +160,17 @@ def materialized_seq(table: Table, snapshot: Snapshot | None) -> int:
 
 
 def unmaterialized(table: Table, snapshot: Snapshot | None) -> pa.Table:
-    """The tombstones active at `snapshot` that are not yet in position deletes (only the
+    """The tombstones active at `snapshot` that are not yet in position deletes."""
+    return newer_than(table, snapshot, materialized_seq(table, snapshot))
+
+
+def newer_than(table: Table, snapshot: Snapshot | None, seq: int) -> pa.Table:
+    """The tombstones active at `snapshot` with a sequence number above `seq` (only the
     segments that can hold one are read)."""
     listed = read_list(table.io, list_location(table, snapshot))
-    mark = listed.materialized_seq
-    parts = [read_segment(table.io, s.path) for s in listed.segments if s.max_seq > mark]
+    parts = [read_segment(table.io, s.path) for s in listed.segments if s.max_seq > seq]
     rows = pa.concat_tables(parts) if parts else SCHEMA.empty_table()
-    return rows.filter(pc.greater(rows["added_seq"], mark)) if mark else rows
+    return rows.filter(pc.greater(rows["added_seq"], seq)) if seq else rows
 
 
 def _write_segment(io: FileIO, folder: str, rows: pa.Table, level: int, tag: str) -> Segment:

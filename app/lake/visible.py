@@ -273,7 +273,9 @@ def row_batches(
     gdpr: GdprTombstones | None = None,
 ) -> tuple[pa.Schema, Iterator[pa.RecordBatch]]:
     """The rows visible at `snapshot` (projected to `columns`), file by file; `gdpr`: the GDPR
-    tombstones in force (`app.privacy.reads.in_force`), applied to every snapshot."""
+    tombstones in force (`app.privacy.reads.in_force`), applied to every snapshot (those up to
+    its materialized mark are left to its position delete files, so `in_force`'s for this
+    snapshot, `with_deletes_of=snapshot`, reads the same as the whole set)."""
     schema = table.schema()
     projected = schema if columns is None else schema.select(*columns)
     target = schema_to_pyarrow(projected)

@@ -6,6 +6,11 @@ metadata store is its source: `app.lake.gdpr_tombstones`).
 never change, so its tombstone rows are cached by its id, and the whole set by the ids of the
 restatements in it: a read costs one small query (no ids) while no GDPR delete commits or is
 erased, even with 100k+ GDPR ids.
+
+A reader that applies the position delete files of the snapshot it reads (`/rows`,
+`read_dataset`) names it (`with_deletes_of`) and gets only the GDPR deletes past that snapshot's
+materialized mark, the others being Iceberg deletes there already (`app.lake.gdpr_tombstones`):
+at the current snapshot, those since the materializer's last pass, whatever the number in force.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from typing import Any
 
 import pyarrow as pa
 from pyiceberg.table import Table
+from pyiceberg.table.snapshots import Snapshot
 from sqlalchemy import Row
 from sqlalchemy.orm import Session
 
@@ -30,11 +36,19 @@ _BY_RESTATEMENT: FileCache[pa.Table] = FileCache(4096)
 _SETS: FileCache[GdprTombstones] = FileCache(64)
 
 
-def in_force(session: Session, dataset_id: str, table: Table) -> GdprTombstones:
+def in_force(
+    session: Session, dataset_id: str, table: Table, with_deletes_of: Snapshot | None = None
+) -> GdprTombstones:
     """Every GDPR tombstone that may still hide rows of one of the table's retained snapshots:
     the dataset's committed, not yet erased GDPR restatements, and the GDPR tombstones active
-    at the current snapshot."""
-    recorded = repository.gdpr_in_force(session, dataset_id)
+    at the current snapshot.
+
+    `with_deletes_of`: the snapshot a reader reads with its position delete files applied; only
+    the tombstones above its materialized mark are returned (the others hide nothing there
+    that its delete files do not). None: all of them (increments, which read files as they are).
+    """
+    after = _materialized(table, with_deletes_of)
+    recorded = repository.gdpr_in_force(session, dataset_id, after)
     table_id = str(table.metadata.table_uuid)
     keys = [f"{table_id}|{r.id}" for r in recorded]
     recorded_key = hashlib.sha256("|".join(keys).encode()).hexdigest()
@@ -50,19 +64,26 @@ def in_force(session: Session, dataset_id: str, table: Table) -> GdprTombstones:
             _BY_RESTATEMENT.put(key, parts[key])
         found = [p for p in parts.values() if p is not None]
         rows = pa.concat_tables(found) if found else tombstones.SCHEMA.empty_table()
-        return gdpr.combine(table, rows, recorded_key)
+        return gdpr.combine(table, rows, recorded_key, after)
 
-    return _SETS.get(f"{table_id}|{recorded_key}|{location}", build)
+    return _SETS.get(f"{table_id}|{recorded_key}|{location}|{after}", build)
 
 
-def for_table(identifier: str, table: Table) -> GdprTombstones:
+def for_table(
+    identifier: str, table: Table, with_deletes_of: Snapshot | None = None
+) -> GdprTombstones:
     """`in_force` for the dataset whose table is `identifier`; a table the metadata store does
     not know (not an Icebatch dataset) has only the GDPR tombstones its current snapshot lists."""
     with session_scope() as session:
         dataset = repository.dataset_by_table(session, identifier)
         if dataset is None:
-            return gdpr.lake_only(table)
-        return in_force(session, dataset.id, table)
+            return gdpr.lake_only(table, _materialized(table, with_deletes_of))
+        return in_force(session, dataset.id, table, with_deletes_of)
+
+
+def _materialized(table: Table, snapshot: Snapshot | None) -> int:
+    """The sequence number up to which `snapshot`'s tombstones are position deletes (None: 0)."""
+    return tombstones.materialized_seq(table, snapshot) if snapshot is not None else 0
 
 
 def _rows(table: Table, restatement: Row[Any], values: list[str]) -> pa.Table:

@@ -47,9 +47,10 @@ def jobs_by_id(session: Session, job_ids: Iterable[str | None]) -> dict[str, Job
     return {job.id: job for job in rows}
 
 
-def gdpr_in_force(session: Session, dataset_id: str) -> list[Row[Any]]:
+def gdpr_in_force(session: Session, dataset_id: str, after: int = 0) -> list[Row[Any]]:
     """The dataset's committed GDPR restatements not yet erased (their rows may still be in a
-    retained snapshot's files): id, column, sequence number, snapshot, request id, commit time."""
+    retained snapshot's files) with a sequence number above `after`: id, column, sequence
+    number, snapshot, request id, commit time."""
     query = select(
         Restatement.id,
         Restatement.column,
@@ -63,6 +64,8 @@ def gdpr_in_force(session: Session, dataset_id: str) -> list[Row[Any]]:
         Restatement.state == RestatementState.COMMITTED,
         Restatement.erased_at.is_(None),
     )
+    if after:  # one with no sequence number hides nothing (it is older than every file)
+        query = query.where(Restatement.sequence_number > after)
     return list(session.execute(query.order_by(Restatement.id)).all())
 
 

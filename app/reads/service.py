@@ -70,7 +70,7 @@ def read_rows(
     """The rows visible now or at `as_of`, sliced to [offset, offset + limit). A GDPR-deleted
     identity's older rows are hidden at every snapshot, those before the delete too."""
     snapshot = resolve_as_of(table, as_of)
-    erased = gdpr.in_force(session, dataset_id, table)
+    erased = gdpr.in_force(session, dataset_id, table, with_deletes_of=snapshot)
     schema, batches = row_batches(table, snapshot, offset, limit, erased)
     return RowStream(snapshot, schema, batches)
 

@@ -70,10 +70,10 @@ def read_dataset(
     if snapshot is None:
         return spark.table(spark_name).limit(0)
     at = f"{spark_name} VERSION AS OF {snapshot.snapshot_id}"
-    if gdpr is None:
-        gdpr = erasures.for_table(identifier, table)
     # Iceberg's Spark reader applies the snapshot's position deletes: only the tombstones past
-    # its materialized mark are joined
+    # its materialized mark are joined, and only the GDPR deletes past it are looked up
+    if gdpr is None:
+        gdpr = erasures.for_table(identifier, table, with_deletes_of=snapshot)
     filt = visible.tombstone_filter(table, snapshot, gdpr, with_position_deletes=True)
     planned = visible.plan(table, snapshot)
     exposed = [(p.data_file.file_path, p.sequence_number) for p in planned if filt.candidates(p)]
