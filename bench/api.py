@@ -112,6 +112,7 @@ async def _closed(port: int, head: bytes, expect: int, connections: int, seconds
             tally.statuses[status] = tally.statuses.get(status, 0) + 1
             tally.wrong += status != expect
         writer.close()
+        await writer.wait_closed()  # gone before the next phase opens its own connections
 
     await asyncio.gather(*(one() for _ in range(connections)))
     return tally
@@ -285,6 +286,7 @@ def run(args: argparse.Namespace, env: dict[str, str], work: Path, procs: Procs)
     with multiprocessing.Pool(args.generators) as pool:
         for name, head, expect in phases:
             job = (port, head, expect, args.connections, args.seconds)
+            time.sleep(1.0)  # the last phase's connections closed on the server's side too
             tally = merge(pool.map(closed_loop, [job] * args.generators))
             rates[name] = len(tally.latencies) / args.seconds
             print(
@@ -322,6 +324,7 @@ def run(args: argparse.Namespace, env: dict[str, str], work: Path, procs: Procs)
         )
         for g in range(args.generators)
     ]
+    time.sleep(1.0)  # (a)'s connections closed on the server's side too
     before = os.times()
     started = time.monotonic()
     with multiprocessing.Pool(args.generators) as pool:
