@@ -153,6 +153,16 @@ class Settings(BaseSettings):
     cdc_lag_sample_seconds: float = Field(default=30.0, gt=0)
     cdc_lag_retention_seconds: float = Field(default=86_400.0, gt=0)
 
+    # pruning the metadata store (app/pruning/service.py: the rule of each table), a pass every
+    # `prune_seconds` on the beat, deleting at most `prune_chunk_rows` rows per statement
+    prune_seconds: float = Field(default=3600.0, gt=0)
+    prune_chunk_rows: int = Field(default=1000, ge=1)
+    job_retention_days: float = Field(default=30.0, gt=0)
+    outbox_retention_days: float = Field(default=1.0, gt=0)
+    idempotency_key_retention_days: float = Field(default=1.0, gt=0)
+    restatement_retention_days: float = Field(default=30.0, gt=0)
+    privacy_job_retention_days: float = Field(default=365.0, gt=0)
+
     @model_validator(mode="after")
     def _embedded_defaults(self) -> Settings:
         self.home = self.home.expanduser().resolve()

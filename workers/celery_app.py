@@ -41,6 +41,11 @@ celery.conf.update(
             "schedule": get_settings().cdc_schedule_seconds,
             "options": {"expires": get_settings().cdc_schedule_seconds},
         },
+        "icebatch-prune": {  # old rows out of the metadata store (app/pruning/service.py)
+            "task": TaskName.PRUNE.value,
+            "schedule": get_settings().prune_seconds,
+            "options": {"expires": get_settings().prune_seconds},
+        },
     },
     beat_schedule_filename=str(get_settings().home / "celerybeat-schedule"),
 )

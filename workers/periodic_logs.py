@@ -10,7 +10,7 @@ import logging
 
 from app.jobs.kinds import TaskName
 
-PERIODIC = (TaskName.SCHEDULE.value, TaskName.CDC_SCHEDULE.value)
+PERIODIC = (TaskName.SCHEDULE.value, TaskName.CDC_SCHEDULE.value, TaskName.PRUNE.value)
 # how Celery names a task in its lines: `name[id]` (worker) and `(name)` (beat)
 _MARKS = tuple(mark for name in PERIODIC for mark in (f"{name}[", f"({name})"))
 

@@ -1,5 +1,7 @@
 """Automatic maintenance (Celery beat → `icebatch.schedule`): vacuum, compact, expire and
 materialize where needed; abort the batches left `loading` past their TTL (`app.batches.expiry`).
+Its own beat entry (`icebatch.prune`, every `prune_seconds`) prunes the metadata store
+(`app.pruning.service.prune`).
 
 A dataset gets a full vacuum when its current snapshot has `auto_vacuum_tombstones` active
 tombstones or more, or a tombstone whose `evict_by` falls within `auto_vacuum_evict_lead_seconds`;
@@ -37,6 +39,7 @@ from app.maintenance.schemas import (
     VacuumRequest,
 )
 from app.models import Dataset
+from app.pruning import service as pruning
 from app.retention import service
 from workers.celery_app import celery
 
@@ -46,6 +49,12 @@ log = logging.getLogger(__name__)
 @celery.task(name=TaskName.SCHEDULE)
 def schedule_task() -> dict[str, list[str]]:
     return schedule_once()
+
+
+@celery.task(name=TaskName.PRUNE)
+def prune_task() -> dict[str, int]:
+    """The beat's pruning pass (every `prune_seconds`): rows deleted per table."""
+    return pruning.prune()
 
 
 def vacuum_reason(table: Table) -> str | None:

@@ -24,6 +24,7 @@ class TaskName(StrEnum):
     MATERIALIZE = "icebatch.materialize"
     CDC_SCHEDULE = "icebatch.cdc.schedule"  # the beat's CDC pass: no job row
     SCHEDULE = "icebatch.schedule"  # the beat's maintenance pass: no job row
+    PRUNE = "icebatch.prune"  # the beat's pruning of the metadata store: no job row
 
 
 class Payload(BaseModel):

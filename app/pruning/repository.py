@@ -1,0 +1,159 @@
+"""The pruning's SQL: each function deletes at most `limit` rows of its rule (plus what goes
+with them) and returns how many it deleted per table. The rules themselves, and why each row
+they keep is kept, are `app/pruning/service.py`'s."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+from sqlalchemy import ColumnElement, and_, delete, exists, func, not_, or_, select
+from sqlalchemy.orm import Session
+
+from app.models import (
+    Batch,
+    BatchStatus,
+    ExpiredSnapshot,
+    IdempotencyKey,
+    Job,
+    JobState,
+    OutboxMessage,
+    PrivacyJob,
+    Restatement,
+    RestatementKind,
+    RestatementState,
+)
+
+FINISHED = (JobState.SUCCEEDED, JobState.FAILED)
+LIVE = (JobState.QUEUED, JobState.RUNNING)
+IN_FLIGHT = (BatchStatus.STAGED, BatchStatus.PROCESSING)
+
+
+def _live_job() -> ColumnElement[bool]:
+    """A queued or running job works on the restatement."""
+    return exists().where(Job.subject_id == Restatement.id, Job.state.in_(LIVE))
+
+
+def _delete_jobs(session: Session, job_ids: Sequence[str]) -> tuple[int, int]:
+    """The jobs and their outbox rows (foreign-key cascades are off on SQLite): (jobs, outbox)."""
+    if not job_ids:
+        return 0, 0
+    outbox = session.execute(delete(OutboxMessage).where(OutboxMessage.job_id.in_(job_ids)))
+    jobs = session.execute(delete(Job).where(Job.id.in_(job_ids)))
+    return jobs.rowcount, outbox.rowcount
+
+
+def delivered_outbox(session: Session, before: datetime, limit: int) -> int:
+    """Outbox rows published before `before` whose job is over: nothing reads them again (the
+    reconciler only looks at unpublished rows and at queued jobs' latest ones)."""
+    ids = select(OutboxMessage.id).where(
+        OutboxMessage.published_at < before,
+        exists().where(Job.id == OutboxMessage.job_id, Job.state.in_(FINISHED)),
+    )
+    chosen = list(session.scalars(ids.limit(limit)))
+    if not chosen:
+        return 0
+    return session.execute(delete(OutboxMessage).where(OutboxMessage.id.in_(chosen))).rowcount
+
+
+def finished_jobs(session: Session, before: datetime, limit: int) -> tuple[int, int]:
+    """Jobs that succeeded or failed before `before`, with their outbox rows, except a job a
+    restatement names (its receipt's job, kept as long as the restatement) and the job of a
+    batch still in flight (the doctor's verdict on that batch reads it): (jobs, outbox)."""
+    ids = select(Job.id).where(
+        Job.state.in_(FINISHED),
+        func.coalesce(Job.finished_at, Job.updated_at) < before,
+        not_(exists().where(Restatement.job_id == Job.id)),
+        not_(exists().where(Batch.job_id == Job.id, Batch.status.in_(IN_FLIGHT))),
+    )
+    return _delete_jobs(session, list(session.scalars(ids.limit(limit))))
+
+
+def idempotency_keys(session: Session, before: datetime, limit: int) -> int:
+    """Idempotency keys first used before `before`."""
+    ids = select(IdempotencyKey.id).where(IdempotencyKey.created_at < before)
+    chosen = list(session.scalars(ids.limit(limit)))
+    if not chosen:
+        return 0
+    return session.execute(delete(IdempotencyKey).where(IdempotencyKey.id.in_(chosen))).rowcount
+
+
+def _gdpr_done(before: datetime) -> ColumnElement[bool]:
+    """A GDPR restatement that can no longer hide a row and no snapshot needs: failed (it never
+    committed), or erased with its commit snapshot expired; unchanged since `before`."""
+    snapshot_expired = exists().where(
+        ExpiredSnapshot.dataset_id == Restatement.dataset_id,
+        ExpiredSnapshot.snapshot_id == Restatement.snapshot_id,
+    )
+    return and_(
+        Restatement.updated_at < before,
+        or_(
+            Restatement.state == RestatementState.FAILED,
+            and_(
+                Restatement.state == RestatementState.COMMITTED,
+                Restatement.erased_at.is_not(None),
+                snapshot_expired,
+            ),
+        ),
+        not_(_live_job()),
+    )
+
+
+def finished_privacy_jobs(session: Session, before: datetime, limit: int) -> dict[str, int]:
+    """Privacy jobs unchanged since `before` whose every GDPR restatement is done
+    (`_gdpr_done`), each with its restatements and their jobs (and outbox rows): rows deleted
+    per table."""
+    not_done = (
+        select(Restatement.id)
+        .where(Restatement.privacy_job_id == PrivacyJob.id, not_(_gdpr_done(before)))
+        .exists()
+    )
+    query = (
+        select(PrivacyJob.id)
+        .where(PrivacyJob.updated_at < before, not_(not_done))
+        .order_by(PrivacyJob.updated_at, PrivacyJob.id)
+        .limit(limit)
+    )
+    chosen = list(session.scalars(query))
+    counts = {"privacy_jobs": 0, "restatements": 0, "jobs": 0, "outbox": 0}
+    if not chosen:
+        return counts
+    parts = session.execute(
+        select(Restatement.id, Restatement.job_id).where(Restatement.privacy_job_id.in_(chosen))
+    ).all()
+    restatement_ids = [row.id for row in parts]
+    job_ids = {row.job_id for row in parts if row.job_id}
+    if restatement_ids:
+        job_ids |= set(session.scalars(select(Job.id).where(Job.subject_id.in_(restatement_ids))))
+    counts["jobs"], counts["outbox"] = _delete_jobs(session, sorted(job_ids))
+    if restatement_ids:
+        counts["restatements"] = session.execute(
+            delete(Restatement).where(Restatement.id.in_(restatement_ids))
+        ).rowcount
+    counts["privacy_jobs"] = session.execute(
+        delete(PrivacyJob).where(PrivacyJob.id.in_(chosen))
+    ).rowcount
+    return counts
+
+
+def failed_restatements(session: Session, before: datetime, limit: int) -> tuple[int, int, int]:
+    """Reverts and replays that failed before `before`, no batch names and no job still works
+    on, with their jobs (and outbox rows): (restatements, jobs, outbox)."""
+    query = select(Restatement.id, Restatement.job_id).where(
+        Restatement.kind.in_((RestatementKind.REVERT, RestatementKind.REPLAY)),
+        Restatement.state == RestatementState.FAILED,
+        Restatement.updated_at < before,
+        not_(exists().where(Batch.restated_by == Restatement.id)),
+        not_(_live_job()),
+    )
+    rows = session.execute(query.limit(limit)).all()
+    if not rows:
+        return 0, 0, 0
+    restatement_ids = [row.id for row in rows]
+    job_ids = {row.job_id for row in rows if row.job_id}
+    job_ids |= set(session.scalars(select(Job.id).where(Job.subject_id.in_(restatement_ids))))
+    jobs, outbox = _delete_jobs(session, sorted(job_ids))
+    restatements = session.execute(
+        delete(Restatement).where(Restatement.id.in_(restatement_ids))
+    ).rowcount
+    return restatements, jobs, outbox

@@ -1,0 +1,111 @@
+"""Pruning the metadata store (issue 26): without it every job, outbox message, idempotency key,
+restatement and privacy job stays forever (about four rows per restatement).
+
+The rules, one per table; each keeps what an answer or a guarantee still needs:
+
+- `outbox`: a message published more than `outbox_retention_days` ago whose job is over.
+- `jobs`: a job that succeeded or failed more than `job_retention_days` ago (`GET /v1/jobs/{id}`
+  answers for that long), unless a restatement names it (a revert's or replay's receipt, and a
+  privacy job's status, read it) or its batch is still in flight.
+- `idempotency_keys`: first used more than `idempotency_key_retention_days` ago (a retry after
+  that runs again).
+- `privacy_jobs`, with their GDPR `restatements` and those restatements' jobs: once every
+  restatement is done (failed, or erased with its commit snapshot expired, so no tombstone of it
+  can hide a row: `app.privacy.reads.in_force` never reads it again) and nothing of them changed
+  for `privacy_job_retention_days` (the receipt of `GET /v1/privacy/jobs/{id}` lives that long).
+- `restatements` of reverts and replays: only a failed one that no batch names, after
+  `restatement_retention_days`. A committed one is the receipt of the batch it restated
+  (`GET /v1/batches/{id}` → `restatement`) and is kept as long as that batch.
+- never: batches, datasets, keys, consumers, expired snapshots, leases, CDC rows (CDC lag
+  samples have their own retention), and the append-only audit trail.
+
+Each rule deletes in chunks of `prune_chunk_rows`, one transaction per chunk, so a large
+backlog never holds locks long; cutoffs are read from the store's clock once per pass.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from collections.abc import Callable
+from datetime import datetime, timedelta
+
+from prometheus_client import Counter as PromCounter
+
+from app import clock
+from app.config import Settings, get_settings
+from app.db import session_scope
+from app.pruning import repository
+
+log = logging.getLogger(__name__)
+
+TABLES = ("privacy_jobs", "restatements", "jobs", "outbox", "idempotency_keys")
+PRUNED = PromCounter(
+    "icebatch_store_rows_pruned",
+    "Rows of the metadata store deleted by the pruning pass, by table",
+    ["table"],
+)
+
+
+def _cutoff(now: datetime, days: float) -> datetime:
+    return now - timedelta(days=days)
+
+
+def _drain(step: Callable[[], dict[str, int]], driver: str, limit: int, out: Counter[str]) -> None:
+    """Run `step` (one chunk, its own transaction) until a chunk deletes fewer than `limit`
+    rows of its `driver` table."""
+    while True:
+        counts = step()
+        out.update(counts)
+        if counts.get(driver, 0) < limit:
+            return
+
+
+def prune(settings: Settings | None = None) -> dict[str, int]:
+    """One pass of every rule over the whole store; rows deleted per table (every table of
+    `TABLES`, zeros included). Running it again at once deletes nothing."""
+    settings = settings or get_settings()
+    limit = settings.prune_chunk_rows
+    with session_scope() as session:
+        now = clock.db_now(session)
+    privacy_before = _cutoff(now, settings.privacy_job_retention_days)
+    restatements_before = _cutoff(now, settings.restatement_retention_days)
+    outbox_before = _cutoff(now, settings.outbox_retention_days)
+    jobs_before = _cutoff(now, settings.job_retention_days)
+    keys_before = _cutoff(now, settings.idempotency_key_retention_days)
+
+    def privacy_jobs() -> dict[str, int]:
+        with session_scope() as session:
+            return repository.finished_privacy_jobs(session, privacy_before, limit)
+
+    def restatements() -> dict[str, int]:
+        with session_scope() as session:
+            done, jobs, outbox = repository.failed_restatements(session, restatements_before, limit)
+        return {"restatements": done, "jobs": jobs, "outbox": outbox}
+
+    def outbox() -> dict[str, int]:
+        with session_scope() as session:
+            return {"outbox": repository.delivered_outbox(session, outbox_before, limit)}
+
+    def jobs() -> dict[str, int]:
+        with session_scope() as session:
+            done, outbox = repository.finished_jobs(session, jobs_before, limit)
+        return {"jobs": done, "outbox": outbox}
+
+    def keys() -> dict[str, int]:
+        with session_scope() as session:
+            return {"idempotency_keys": repository.idempotency_keys(session, keys_before, limit)}
+
+    pruned: Counter[str] = Counter(dict.fromkeys(TABLES, 0))
+    # owners first: a restatement's job is only free to go once the restatement has gone
+    _drain(privacy_jobs, "privacy_jobs", limit, pruned)
+    _drain(restatements, "restatements", limit, pruned)
+    _drain(outbox, "outbox", limit, pruned)
+    _drain(jobs, "jobs", limit, pruned)
+    _drain(keys, "idempotency_keys", limit, pruned)
+    for table, count in pruned.items():
+        if count:
+            PRUNED.labels(table=table).inc(count)
+    level = logging.INFO if any(pruned.values()) else logging.DEBUG
+    log.log(level, "pruned the metadata store: %s", dict(pruned))
+    return dict(pruned)

@@ -1,0 +1,431 @@
+"""Pruning the metadata store (`app/pruning/service.py`): a store of jobs, outbox messages,
+idempotency keys, batches, restatements and privacy jobs of every state and age, pruned, and
+the rows left per table compared with a plain Python model of the rules; the receipts the API
+serves are the same before and after; a second pass deletes nothing; every DELETE stays within
+its chunk. On both stores, each in a store of its own (`fresh_stack`)."""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy import event, select
+from sqlalchemy.engine import Engine
+
+from tests.fixtures.clients import ClientFactory
+from tests.fixtures.datasets import EVENTS
+from tests.fixtures.environments import Environment
+
+AGES_DAYS = (0.01, 2, 45, 400)  # around the defaults: outbox/keys 1, jobs/restatements 30, 365
+FINISHED = ("succeeded", "failed")
+LIVE = ("queued", "running")
+
+
+@dataclass
+class Store:
+    """What the test wrote, in plain Python: the model's input."""
+
+    org: str
+    dataset_id: str
+    jobs: dict[str, dict[str, Any]] = field(default_factory=dict)
+    outbox: dict[str, dict[str, Any]] = field(default_factory=dict)
+    keys: dict[str, dict[str, Any]] = field(default_factory=dict)
+    batches: dict[str, dict[str, Any]] = field(default_factory=dict)
+    restatements: dict[str, dict[str, Any]] = field(default_factory=dict)
+    privacy_jobs: dict[str, dict[str, Any]] = field(default_factory=dict)
+    expired_snapshots: set[int] = field(default_factory=set)
+
+
+def _ago(now: datetime, days: float) -> datetime:
+    return now - timedelta(days=days)
+
+
+def build(rng: random.Random, org: str, dataset_id: str) -> Store:
+    """Random rows of every kind the rules look at, written through the ORM."""
+    from app.db import session_scope
+    from app.models import (
+        Batch,
+        ExpiredSnapshot,
+        IdempotencyKey,
+        Job,
+        OutboxMessage,
+        PrivacyJob,
+        Restatement,
+    )
+    from app.models.base import new_id
+
+    now = datetime.now(UTC)
+    store = Store(org, dataset_id)
+    rows: list[Any] = []
+
+    def job(subject: str | None = None, kind: str = "ingest") -> str:
+        job_id = new_id()
+        state = rng.choice([*FINISHED, *FINISHED, *LIVE])
+        age = rng.choice(AGES_DAYS)
+        finished = _ago(now, age) if state in FINISHED else None
+        store.jobs[job_id] = {"state": state, "finished_age": age, "subject": subject}
+        rows.append(
+            Job(
+                id=job_id,
+                org=org,
+                kind=kind,
+                task_name="icebatch.ingest",
+                subject_id=subject,
+                request_id=job_id,
+                state=state,
+                created_at=_ago(now, age + 0.001),
+                updated_at=_ago(now, age),
+                finished_at=finished,
+            )
+        )
+        for _ in range(rng.randint(0, 2)):
+            outbox_id = new_id()
+            published = rng.choice([None, *AGES_DAYS])
+            store.outbox[outbox_id] = {"job": job_id, "published_age": published}
+            rows.append(
+                OutboxMessage(
+                    id=outbox_id,
+                    job_id=job_id,
+                    task_name="icebatch.ingest",
+                    created_at=_ago(now, age),
+                    published_at=None if published is None else _ago(now, published),
+                )
+            )
+        return job_id
+
+    for _ in range(40):  # ingests: a batch (in flight or not) and its job, or a job alone
+        job_id = job()
+        if rng.random() < 0.6:
+            batch_id = new_id()
+            status = rng.choice(["staged", "processing", "success", "failed"])
+            store.batches[batch_id] = {"status": status, "job": job_id, "restated_by": None}
+            rows.append(
+                Batch(
+                    id=batch_id,
+                    org=org,
+                    dataset_id=dataset_id,
+                    format="csv",
+                    status=status,
+                    job_id=job_id,
+                )
+            )
+    for _ in range(15):
+        key_id = new_id()
+        age = rng.choice(AGES_DAYS)
+        store.keys[key_id] = {"age": age}
+        rows.append(
+            IdempotencyKey(
+                id=key_id, org=org, key=key_id, fingerprint="f", created_at=_ago(now, age)
+            )
+        )
+
+    def restatement(
+        kind: str, privacy_job_id: str | None, state: str, erased: bool, age: float
+    ) -> str:
+        restatement_id = new_id()
+        snapshot_id = rng.randrange(1, 2**40)
+        if rng.random() < 0.7:
+            store.expired_snapshots.add(snapshot_id)
+            rows.append(
+                ExpiredSnapshot(
+                    dataset_id=dataset_id,
+                    snapshot_id=snapshot_id,
+                    sequence_number=1,
+                    committed_at=_ago(now, 500),
+                    expired_at=_ago(now, 450),
+                )
+            )
+        store.restatements[restatement_id] = {
+            "kind": kind,
+            "state": state,
+            "age": age,
+            "erased": erased,
+            "snapshot_expired": snapshot_id in store.expired_snapshots,
+            "privacy_job": privacy_job_id,
+        }
+        job_id = job(restatement_id, kind)
+        store.restatements[restatement_id]["job"] = job_id
+        rows.append(
+            Restatement(
+                id=restatement_id,
+                org=org,
+                dataset_id=dataset_id,
+                kind=kind,
+                state=state,
+                job_id=job_id,
+                request_id=restatement_id,
+                privacy_job_id=privacy_job_id,
+                column="user_id",
+                ids=[f"u{rng.randrange(1000)}"],
+                snapshot_id=snapshot_id if state == "committed" else None,
+                sequence_number=7 if state == "committed" else None,
+                committed_at=_ago(now, age) if state == "committed" else None,
+                erased_at=_ago(now, age) if erased else None,
+                created_at=_ago(now, age + 0.001),
+                updated_at=_ago(now, age),
+            )
+        )
+        return restatement_id
+
+    states = ["committed", "committed", "committed", "failed", "ready", "committing"]
+    for _ in range(25):  # reverts and replays; a committed one restated a batch
+        state = rng.choice(states)
+        kind = rng.choice(["revert", "replay"])
+        restatement_id = restatement(kind, None, state, False, rng.choice(AGES_DAYS))
+        if state == "committed" or rng.random() < 0.3:
+            batch_id = new_id()
+            status = "reverted" if state == "committed" else "success"
+            store.batches[batch_id] = {"status": status, "job": None, "restated_by": restatement_id}
+            rows.append(
+                Batch(
+                    id=batch_id,
+                    org=org,
+                    dataset_id=dataset_id,
+                    format="csv",
+                    status=status,
+                    restated_by=restatement_id,
+                )
+            )
+    for _ in range(25):  # privacy jobs, one GDPR restatement per dataset (1 or 2 here)
+        privacy_job_id = new_id()
+        age = rng.choice((*AGES_DAYS, 400, 400))  # old enough more often: all of it must be
+        store.privacy_jobs[privacy_job_id] = {"age": age}
+        rows.append(
+            PrivacyJob(
+                id=privacy_job_id,
+                org=org,
+                column="user_id",
+                dataset_ids=[dataset_id],
+                value_count=1,
+                created_at=_ago(now, age + 0.001),
+                updated_at=_ago(now, age),
+            )
+        )
+        for _ in range(rng.randint(1, 2)):
+            state = rng.choice(states)
+            erased = state == "committed" and rng.random() < 0.8
+            restatement("gdpr", privacy_job_id, state, erased, rng.choice((*AGES_DAYS, 400, 400)))
+    with session_scope() as session:
+        for row in rows:  # parents first: datasets, jobs, then the rows that name them
+            session.add(row)
+            session.flush()
+    return store
+
+
+def model(store: Store, settings: Any) -> dict[str, set[str]]:
+    """The ids each table keeps, by the rules as docs/architecture.md states them."""
+
+    def old(age: float | None, days: float) -> bool:
+        return age is not None and age > days
+
+    def live_job(restatement_id: str) -> bool:
+        return any(
+            j["subject"] == restatement_id and j["state"] in LIVE for j in store.jobs.values()
+        )
+
+    def gdpr_done(r: dict[str, Any]) -> bool:
+        done = r["state"] == "failed" or (
+            r["state"] == "committed" and r["erased"] and r["snapshot_expired"]
+        )
+        return done and old(r["age"], settings.privacy_job_retention_days)
+
+    restatements = dict(store.restatements)
+    gone_restatements: set[str] = set()
+    privacy_jobs = set(store.privacy_jobs)
+    for pid, p in store.privacy_jobs.items():
+        parts = [rid for rid, r in restatements.items() if r["privacy_job"] == pid]
+        if old(p["age"], settings.privacy_job_retention_days) and all(
+            gdpr_done(restatements[rid]) and not live_job(rid) for rid in parts
+        ):
+            privacy_jobs.discard(pid)
+            gone_restatements.update(parts)
+    named = {b["restated_by"] for b in store.batches.values()}
+    for rid, r in restatements.items():
+        if (
+            r["kind"] in ("revert", "replay")
+            and r["state"] == "failed"
+            and old(r["age"], settings.restatement_retention_days)
+            and rid not in named
+            and not live_job(rid)
+        ):
+            gone_restatements.add(rid)
+    kept_restatements = set(restatements) - gone_restatements
+    jobs = {
+        jid
+        for jid, j in store.jobs.items()
+        if j["subject"] not in gone_restatements
+        and not any(store.restatements[r]["job"] == jid for r in gone_restatements)
+    }
+    in_flight = {
+        b["job"] for b in store.batches.values() if b["status"] in ("staged", "processing")
+    }
+    by_restatement = {store.restatements[r]["job"] for r in kept_restatements}
+    for jid in list(jobs):
+        j = store.jobs[jid]
+        if (
+            j["state"] in FINISHED
+            and old(j["finished_age"], settings.job_retention_days)
+            and jid not in by_restatement
+            and jid not in in_flight
+        ):
+            jobs.discard(jid)
+    outbox = {
+        oid
+        for oid, o in store.outbox.items()
+        if o["job"] in jobs
+        and not (
+            store.jobs[o["job"]]["state"] in FINISHED
+            and old(o["published_age"], settings.outbox_retention_days)
+        )
+    }
+    key_days = settings.idempotency_key_retention_days
+    keys = {kid for kid, k in store.keys.items() if not old(k["age"], key_days)}
+    return {
+        "jobs": jobs,
+        "outbox": outbox,
+        "idempotency_keys": keys,
+        "restatements": kept_restatements,
+        "privacy_jobs": privacy_jobs,
+        "batches": set(store.batches),
+    }
+
+
+def present(store: Store) -> dict[str, set[str]]:
+    """The ids of the test's rows still in the store, per table."""
+    from app.db import session_scope
+    from app.models import Batch, IdempotencyKey, Job, OutboxMessage, PrivacyJob, Restatement
+
+    with session_scope() as session:
+        return {
+            "jobs": set(session.scalars(select(Job.id).where(Job.org == store.org))),
+            "outbox": set(
+                session.scalars(
+                    select(OutboxMessage.id).where(OutboxMessage.id.in_(list(store.outbox)))
+                )
+            ),
+            "idempotency_keys": set(
+                session.scalars(select(IdempotencyKey.id).where(IdempotencyKey.org == store.org))
+            ),
+            "restatements": set(
+                session.scalars(select(Restatement.id).where(Restatement.org == store.org))
+            ),
+            "privacy_jobs": set(
+                session.scalars(select(PrivacyJob.id).where(PrivacyJob.org == store.org))
+            ),
+            "batches": set(session.scalars(select(Batch.id).where(Batch.org == store.org))),
+        }
+
+
+@pytest.fixture
+def deletes() -> Iterator[list[tuple[str, int]]]:
+    """Every DELETE any engine of this process runs meanwhile: (its table, rows deleted)."""
+    seen: list[tuple[str, int]] = []
+
+    def count(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
+        if statement.lstrip().upper().startswith("DELETE FROM"):
+            seen.append((statement.split()[2].strip('"'), cursor.rowcount))
+
+    event.listen(Engine, "after_cursor_execute", count)
+    yield seen
+    event.remove(Engine, "after_cursor_execute", count)
+
+
+def receipts(client: TestClient, store: Store, kept: dict[str, set[str]]) -> dict[str, Any]:
+    """What the API serves about the rows the rules keep: privacy jobs, batches, jobs."""
+    out: dict[str, Any] = {}
+    for pid in sorted(kept["privacy_jobs"]):
+        response = client.get(f"/v1/privacy/jobs/{pid}")
+        assert response.status_code == 200, response.text
+        out[pid] = response.json()
+    for bid in sorted(kept["batches"]):
+        response = client.get(f"/v1/batches/{bid}")
+        assert response.status_code == 200, response.text
+        body = response.json()
+        if store.batches[bid]["job"] not in kept["jobs"]:
+            body.pop("progress")  # the progress of a pruned job is unknown: null
+        out[bid] = body
+    for jid in sorted(kept["jobs"]):
+        response = client.get(f"/v1/jobs/{jid}")
+        assert response.status_code == 200, response.text
+        out[jid] = response.json()
+    return out
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_pruning_keeps_every_receipt_and_removes_what_the_rules_say(
+    fresh_stack: Environment,
+    client_for: ClientFactory,
+    deletes: list[tuple[str, int]],
+    monkeypatch: pytest.MonkeyPatch,
+    seed: int,
+) -> None:
+    from app.config import get_settings
+    from app.db import session_scope
+    from app.privacy import repository as privacy
+    from app.pruning import service
+
+    settings = get_settings()
+    chunk = 3
+    monkeypatch.setattr(settings, "prune_chunk_rows", chunk)
+    client = client_for()
+    dataset_id = client.post("/v1/datasets", json=EVENTS).json()["id"]
+    store = build(random.Random(seed), client.org, dataset_id)  # type: ignore[attr-defined]
+    before = present(store)
+    expected = model(store, settings)
+    assert {t: len(ids) for t, ids in before.items()} == {
+        "jobs": len(store.jobs),
+        "outbox": len(store.outbox),
+        "idempotency_keys": len(store.keys),
+        "restatements": len(store.restatements),
+        "privacy_jobs": len(store.privacy_jobs),
+        "batches": len(store.batches),
+    }
+    # the model prunes something of every table it prunes, and keeps something of each
+    for table in ("jobs", "outbox", "idempotency_keys", "restatements", "privacy_jobs"):
+        assert 0 < len(expected[table]) < len(before[table]), table
+    with session_scope() as session:
+        in_force = [r.id for r in privacy.gdpr_in_force(session, dataset_id)]
+    assert in_force
+    served = receipts(client, store, expected)
+
+    pruned = service.prune()
+
+    after = present(store)
+    assert after == expected
+    # the store holds other rows than the test's (its key, its dataset): the pass counted ours
+    assert pruned == {
+        t: len(before[t]) - len(after[t])
+        for t in ("privacy_jobs", "restatements", "jobs", "outbox", "idempotency_keys")
+    }
+    with session_scope() as session:
+        assert [r.id for r in privacy.gdpr_in_force(session, dataset_id)] == in_force
+    assert receipts(client, store, expected) == served
+    for jid in set(store.jobs) - expected["jobs"]:
+        assert client.get(f"/v1/jobs/{jid}").status_code == 404
+    # chunked: no statement deleted more than a chunk of the table it drives (a privacy job
+    # takes its 1-2 restatements, their 1-2 jobs and 0-2 outbox rows each), in as many
+    # statements as the chunks need
+    limits = {
+        "privacy_jobs": chunk,
+        "idempotency_keys": chunk,
+        "restatements": 2 * chunk,
+        "jobs": 2 * chunk,
+        "outbox": 4 * chunk,
+    }
+    for table, rows in deletes:
+        assert rows <= limits[table], (table, rows)
+    key_deletes = [rows for table, rows in deletes if table == "idempotency_keys"]
+    assert len(key_deletes) == math.ceil(pruned["idempotency_keys"] / chunk)
+    assert sum(key_deletes) == pruned["idempotency_keys"]
+
+    # idempotent: a second pass finds nothing
+    deletes.clear()
+    assert set(service.prune().values()) == {0}
+    assert present(store) == expected
+    assert deletes == []
