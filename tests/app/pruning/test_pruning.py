@@ -6,6 +6,7 @@ its chunk. On both stores, each in a store of its own (`fresh_stack`)."""
 
 from __future__ import annotations
 
+import logging
 import math
 import random
 from collections.abc import Iterator
@@ -15,6 +16,7 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
+from prometheus_client import REGISTRY
 from sqlalchemy import event, select
 from sqlalchemy.engine import Engine
 
@@ -363,6 +365,7 @@ def test_pruning_keeps_every_receipt_and_removes_what_the_rules_say(
     client_for: ClientFactory,
     deletes: list[tuple[str, int]],
     monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
     seed: int,
 ) -> None:
     from app.config import get_settings
@@ -393,8 +396,11 @@ def test_pruning_keeps_every_receipt_and_removes_what_the_rules_say(
         in_force = [r.id for r in privacy.gdpr_in_force(session, dataset_id)]
     assert in_force
     served = receipts(client, store, expected)
+    metric = "icebatch_store_rows_pruned_total"
+    counted = {t: REGISTRY.get_sample_value(metric, {"table": t}) or 0.0 for t in service.TABLES}
 
-    pruned = service.prune()
+    with caplog.at_level(logging.INFO, logger="app.pruning.service"):
+        pruned = service.prune()
 
     after = present(store)
     assert after == expected
@@ -403,6 +409,9 @@ def test_pruning_keeps_every_receipt_and_removes_what_the_rules_say(
         t: len(before[t]) - len(after[t])
         for t in ("privacy_jobs", "restatements", "jobs", "outbox", "idempotency_keys")
     }
+    for table, count in pruned.items():  # the counter went up by as much, and a line says so
+        assert REGISTRY.get_sample_value(metric, {"table": table}) == counted[table] + count
+    assert [r.getMessage() for r in caplog.records] == [f"pruned the metadata store: {pruned}"]
     with session_scope() as session:
         assert [r.id for r in privacy.gdpr_in_force(session, dataset_id)] == in_force
     assert receipts(client, store, expected) == served
@@ -429,3 +438,15 @@ def test_pruning_keeps_every_receipt_and_removes_what_the_rules_say(
     assert set(service.prune().values()) == {0}
     assert present(store) == expected
     assert deletes == []
+
+
+def test_the_beat_runs_the_pruning_pass() -> None:
+    from app.config import get_settings
+    from app.jobs.kinds import TaskName
+    from workers import periodic_logs, scheduler
+    from workers.celery_app import celery
+
+    entry = celery.conf.beat_schedule["icebatch-prune"]
+    assert (entry["task"], entry["schedule"]) == ("icebatch.prune", get_settings().prune_seconds)
+    assert scheduler.prune_task.name == TaskName.PRUNE
+    assert TaskName.PRUNE in periodic_logs.PERIODIC
