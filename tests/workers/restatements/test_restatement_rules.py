@@ -8,7 +8,8 @@ the rows read now and at every earlier snapshot, through the API and through the
 equal what the model recorded for that snapshot, minus the rows a later GDPR delete erased: time
 travel is exact for reverts and replays, never for an erased person (issue 10).
 
-Vacuum and compaction (no visible row changes) interleave, and the materializer of Iceberg
+Vacuum, compaction and the metadata store's pruning (no visible row or status changes)
+interleave, and the materializer of Iceberg
 position deletes (issue 13) may be paused for some steps, so snapshots are read with their
 tombstones materialized, partly materialized and not at all. Plain engines (PyIceberg's scan,
 Spark SQL without Icebatch's helper) apply the delete files alone: at every snapshot they never
@@ -46,6 +47,13 @@ from tests.fixtures.spark import RunJobs
 from tests.fixtures.state_machines import USERS, Rows, allocate, to_csv
 
 pytestmark = pytest.mark.spark
+RETENTIONS = (
+    "job_retention_days",
+    "outbox_retention_days",
+    "idempotency_key_retention_days",
+    "restatement_retention_days",
+    "privacy_job_retention_days",
+)
 
 
 def machine(
@@ -166,6 +174,37 @@ def machine(
             if not paused:
                 schedule_once()
                 run_jobs()
+
+        @rule()
+        def prune(self) -> None:
+            """Prune the metadata store with every retention at almost nothing (issue 26): the
+            statuses of batches and privacy jobs stay as they were, and the invariants read the
+            rows as the model has them (no GDPR delete in force is pruned)."""
+            from app.config import get_settings
+            from app.pruning import service
+
+            def statuses() -> dict[str, str]:
+                did = self.dataset["id"]
+                batches = client.get("/v1/batches", params={"dataset_id": did, "limit": 500})
+                privacy = client.get("/v1/privacy/jobs", params={"limit": 500})
+                assert (batches.status_code, privacy.status_code) == (200, 200)
+                assert (batches.json()["next"], privacy.json()["next"]) == (None, None)
+                return {
+                    item["id"]: item["status"]
+                    for item in batches.json()["items"] + privacy.json()["items"]
+                }
+
+            before = statuses()
+            settings = get_settings()
+            saved = {name: getattr(settings, name) for name in RETENTIONS}
+            try:
+                for name in RETENTIONS:
+                    setattr(settings, name, 1e-9)
+                service.prune(settings)
+            finally:
+                for name, value in saved.items():
+                    setattr(settings, name, value)
+            assert statuses() == before
 
         @invariant()
         def plain_engines_never_hide_a_visible_row(self) -> None:
