@@ -36,6 +36,8 @@ from typing import Any, Generic, TypeVar
 import psycopg
 from sqlalchemy import event
 from sqlalchemy.orm import ORMExecuteState, Session, UOWTransaction
+from sqlalchemy.sql import operators
+from sqlalchemy.sql.elements import BinaryExpression, BindParameter, BooleanClauseList
 
 from app.config import get_settings
 from app.db import pg_connect_args
@@ -243,12 +245,34 @@ def _after_flush(session: Session, flush_context: UOWTransaction) -> None:
 
 @event.listens_for(Session, "do_orm_execute")
 def _bulk(state: ORMExecuteState) -> None:
-    """A set-based UPDATE or DELETE: which rows is unknown, so all of that kind."""
+    """A set-based UPDATE or DELETE: of the row whose `id` its WHERE names (`id = :value`, as
+    the row locks and heartbeats do), else of rows unknown, so all of that kind."""
     if state.is_update or state.is_delete:
         table = getattr(state.statement, "table", None)
         kind = _TABLES.get(getattr(table, "name", ""))
         if kind is not None:
-            _written(state.session).add((kind, None))
+            where = getattr(state.statement, "whereclause", None)
+            _written(state.session).add((kind, _named_id(where, state.parameters)))
+
+
+def _named_id(where: Any, parameters: Any) -> str | None:
+    """The value of `id` an AND of conditions pins (`id = value`), or None."""
+    if where is None:
+        return None
+    terms = list(where.clauses) if isinstance(where, BooleanClauseList) else [where]
+    if isinstance(where, BooleanClauseList) and where.operator is not operators.and_:
+        return None
+    for term in terms:
+        if not isinstance(term, BinaryExpression) or term.operator is not operators.eq:
+            continue
+        left, right = term.left, term.right
+        if getattr(left, "name", None) != "id" or not isinstance(right, BindParameter):
+            continue
+        value = right.value
+        if value is None and isinstance(parameters, dict):
+            value = parameters.get(right.key)
+        return value if isinstance(value, str) else None
+    return None
 
 
 @event.listens_for(Session, "after_commit")

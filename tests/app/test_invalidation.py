@@ -55,8 +55,8 @@ def store() -> psycopg.Connection[Any]:
     return psycopg.connect(get_settings().database_url, autocommit=True)
 
 
-def staged_batch(client: TestClient) -> str:
-    dataset = client.post("/v1/datasets", json=EVENTS).json()["id"]
+def staged_batch(client: TestClient, dataset: str | None = None) -> str:
+    dataset = dataset or client.post("/v1/datasets", json=EVENTS).json()["id"]
     batch: str = client.post("/v1/batches", json={"dataset_id": dataset, "format": "csv"}).json()[
         "id"
     ]
@@ -209,3 +209,39 @@ def test_an_entry_is_read_again_after_its_age_whatever_the_channel_says(
     later = time.monotonic() + invalidation.MAX_AGE_SECONDS
     monkeypatch.setattr(invalidation.time, "monotonic", lambda: later)
     assert cache.get("k") is None
+
+
+@ON_POSTGRES
+def test_locking_one_batch_drops_that_batch_only(client: TestClient) -> None:
+    """A set-based UPDATE that names its row's id (the row lock of `batches.get(for_update)`,
+    a heartbeat) drops that row's entries at commit; one that names no id drops all of its
+    kind. Both without a notification (triggers off)."""
+    from sqlalchemy import update
+
+    from app.batches import repository
+    from app.db import session_scope
+    from app.models import Batch
+
+    first = staged_batch(client)
+    dataset = client.get(f"/v1/batches/{first}").json()["dataset_id"]
+    second = staged_batch(client, dataset)
+    channel_up()
+    tags = {b: client.get(f"/v1/batches/{b}").headers["etag"] for b in (first, second)}
+
+    def polled(batch: str) -> int:
+        with Statements() as statements:
+            answer = client.get(f"/v1/batches/{batch}", headers={"If-None-Match": tags[batch]})
+        assert answer.status_code in (200, 304)
+        return statements.count
+
+    assert polled(first) == polled(second) == 0
+    org = client.org  # type: ignore[attr-defined]
+    with session_scope() as session:
+        session.execute(text("SET LOCAL session_replication_role = replica"))
+        repository.get(session, org, first, for_update=True)
+    assert polled(first) > 0  # read again (and its tag moved: updated_at)
+    assert polled(second) == 0  # still answered from memory
+    with session_scope() as session:
+        session.execute(text("SET LOCAL session_replication_role = replica"))
+        session.execute(update(Batch).where(Batch.org == org).values(row_count=Batch.row_count))
+    assert polled(second) > 0  # rows unknown: every batch of this process read again
