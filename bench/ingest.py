@@ -81,7 +81,8 @@ def ingest(client: httpx.Client, dataset_id: str, fmt: str, path: Path) -> dict[
     if state["status"] != "success":
         raise RuntimeError(f"batch failed: {state.get('errors')} {job.get('error')}")
     span = datetime.fromisoformat(job["finished_at"]) - datetime.fromisoformat(job["started_at"])
-    return {"rows": state["row_count"], "job": span.total_seconds(), "e2e": wall}
+    stages = " ".join(f"{s['stage']} {s['seconds']:.2f}" for s in job.get("stages") or [])
+    return {"rows": state["row_count"], "job": span.total_seconds(), "e2e": wall, "stages": stages}
 
 
 def run_icebatch(home: Path, fmt: str, data: Path, warmup: Path, runs: int) -> list[dict[str, Any]]:
@@ -161,6 +162,8 @@ def report(rows: int, ice: list[dict[str, Any]], spark: dict[str, list[float]]) 
     for name, secs in best.items():
         every = " ".join(f"{x:.2f}" for x in runs[name])
         print(f"| {name:<21} | {rows:>9,} | {secs:>7.2f} | {rows / secs:>9,.0f} | {every}")
+    for i, run in enumerate(ice, 1):  # where a job's time goes (its stages, seconds each)
+        print(f"job {i} stages (s): {run['stages']}")
     spark_s = best["plain Spark write"]
     print(f"ratio job / Spark (rows/s): {spark_s / best['Icebatch job']:.2f} (goal >= 0.8)")
     print(f"ratio end-to-end / Spark (rows/s): {spark_s / best['Icebatch end-to-end']:.2f}")
