@@ -10,33 +10,14 @@ from typing import Any
 import psycopg
 import pytest
 from fastapi.testclient import TestClient
-from sqlalchemy import event, text
+from sqlalchemy import text
 
 from tests.fixtures.batches import CSV
 from tests.fixtures.clients import ClientFactory
 from tests.fixtures.datasets import EVENTS
+from tests.fixtures.statements import Statements
 
 ON_POSTGRES = pytest.mark.parametrize("stack", ["postgres"], indirect=True)
-
-
-class Statements:
-    """Counts the SQL statements the metadata store runs while it is active."""
-
-    def __init__(self) -> None:
-        from app.db import get_engine
-
-        self.engine = get_engine()
-        self.count = 0
-
-    def _seen(self, *_: Any) -> None:
-        self.count += 1
-
-    def __enter__(self) -> Statements:
-        event.listen(self.engine, "before_cursor_execute", self._seen)
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        event.remove(self.engine, "before_cursor_execute", self._seen)
 
 
 def channel_up() -> None:

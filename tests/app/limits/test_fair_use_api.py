@@ -10,11 +10,12 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
-from sqlalchemy import event, update
+from sqlalchemy import update
 
 from tests.fixtures.batches import CSV
 from tests.fixtures.clients import ClientFactory
 from tests.fixtures.datasets import EVENTS
+from tests.fixtures.statements import Statements
 
 SetLimits = Callable[[dict[str, dict[str, Any]]], None]
 
@@ -31,26 +32,6 @@ def org_limits(client_for: ClientFactory, monkeypatch: pytest.MonkeyPatch) -> It
     yield set_limits
     monkeypatch.delenv("ICEBATCH_ORG_LIMITS", raising=False)
     get_settings.cache_clear()
-
-
-class Statements:
-    """Counts the SQL statements the metadata store runs while it is active."""
-
-    def __init__(self) -> None:
-        from app.db import get_engine
-
-        self.engine = get_engine()
-        self.count = 0
-
-    def _seen(self, *_: Any) -> None:
-        self.count += 1
-
-    def __enter__(self) -> Statements:
-        event.listen(self.engine, "before_cursor_execute", self._seen)
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        event.remove(self.engine, "before_cursor_execute", self._seen)
 
 
 def test_request_rate_per_org(client_for: ClientFactory, org_limits: SetLimits) -> None:
