@@ -16,7 +16,6 @@ equal to the twin's; with each table's count of data and delete files.
 from __future__ import annotations
 
 import argparse
-import os
 from pathlib import Path
 from typing import Any
 
@@ -24,10 +23,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from bench.common import events, local_run, work_dir
-from bench.restatements.infra import create_database, drop_database
+from bench.common import events
+from bench.restatements.infra import in_fresh_store
 from bench.restatements.reads import spark_scan
-from bench.restatements.shared import PG, log, timed
+from bench.restatements.shared import log, timed
 
 LAYOUTS = {
     "v2 file-scoped": {"format-version": "2", "write.delete.granularity": "file"},
@@ -133,15 +132,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=26)
     parser.add_argument("--keep", action="store_true")
     args = parser.parse_args()
-    local_run()
-    database = create_database("icebatch_bench_layouts")
-    try:
-        with work_dir("delete_layouts", args.keep) as work:
-            os.environ["ICEBATCH_HOME"] = str(work / "home")
-            os.environ["ICEBATCH_DATABASE_URL"] = f"{PG}/{database}"
-            run(args, work)
-    finally:
-        drop_database(database)
+    in_fresh_store("delete_layouts", args.keep, lambda work: run(args, work))
 
 
 if __name__ == "__main__":

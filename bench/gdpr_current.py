@@ -26,7 +26,6 @@ of row hashes) must equal the twin's, else the run fails.
 from __future__ import annotations
 
 import argparse
-import os
 import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -38,11 +37,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from bench.common import DATASET, events, local_run, work_dir
-from bench.restatements.infra import create_database, drop_database
+from bench.common import DATASET, events
+from bench.restatements.infra import in_fresh_store
 from bench.restatements.lake import Lake, append, create
 from bench.restatements.reads import spark_scan
-from bench.restatements.shared import NS, PG, log, timed
+from bench.restatements.shared import NS, log, timed
 
 ORG = NS  # the dataset is `bench.events`: the table bench.restatements.lake names
 
@@ -288,15 +287,7 @@ def main() -> None:
     parser.add_argument("--keep", action="store_true")
     args = parser.parse_args()
     args.levels = [int(x) for x in args.levels.split(",")]
-    local_run()
-    database = create_database("icebatch_bench_gdpr")
-    try:
-        with work_dir("gdpr_current", args.keep) as work:
-            os.environ["ICEBATCH_HOME"] = str(work / "home")
-            os.environ["ICEBATCH_DATABASE_URL"] = f"{PG}/{database}"
-            run(args, work)
-    finally:
-        drop_database(database)
+    in_fresh_store("gdpr_current", args.keep, lambda work: run(args, work))
 
 
 if __name__ == "__main__":

@@ -5,7 +5,8 @@ from __future__ import annotations
 import contextlib
 import os
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import psycopg
 
@@ -22,6 +23,22 @@ def create_database(prefix: str) -> str:
 def drop_database(name: str) -> None:
     with psycopg.connect(f"{PG}/postgres", autocommit=True) as conn:
         conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def in_fresh_store(name: str, keep: bool, body: Callable[[Path], None]) -> None:
+    """`body(work)` in a new work folder (`work/home` is ICEBATCH_HOME) on a new PostgreSQL
+    database, with Spark local; the database is dropped after, the folder unless `keep`."""
+    from bench.common import local_run, work_dir
+
+    local_run()
+    database = create_database(f"icebatch_bench_{name}")
+    try:
+        with work_dir(name, keep) as work:
+            os.environ["ICEBATCH_HOME"] = str(work / "home")
+            os.environ["ICEBATCH_DATABASE_URL"] = f"{PG}/{database}"
+            body(work)
+    finally:
+        drop_database(database)
 
 
 @contextlib.contextmanager
