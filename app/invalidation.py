@@ -287,8 +287,3 @@ def _after_commit(session: Session) -> None:
 @event.listens_for(Session, "after_rollback")
 def _after_rollback(session: Session) -> None:
     session.info.pop("icebatch_written", None)
-
-
-def installed() -> Any:
-    """Importing this module installs the session events; a name to import it for."""
-    return _after_commit
