@@ -68,7 +68,16 @@ def _typed_csv_column(field_: NestedField) -> tuple[Column, Column]:
     return typed, _bad_cast(raw, typed)
 
 
-def _read_csv(spark: SparkSession, files: list[StagedFile], schema: Schema) -> DataFrame:
+def _file_name(with_file: bool) -> Column:
+    """The FILE column: each row's source file name, or null. Only the explaining pass asks for
+    the name: reading `_metadata` makes Spark carry the whole metadata struct (a row index
+    included) through the write (issue 26: ~5 % of the write's CPU in bench runs)."""
+    return F.col("_metadata.file_name") if with_file else F.lit(None).cast(T.StringType())
+
+
+def _read_csv(
+    spark: SparkSession, files: list[StagedFile], schema: Schema, with_file: bool
+) -> DataFrame:
     frames = []
     keyed = sorted(((tuple(csv_header(f.path)), f) for f in files), key=lambda x: x[0])
     for header, group in groupby(keyed, key=lambda x: x[0]):
@@ -78,7 +87,7 @@ def _read_csv(spark: SparkSession, files: list[StagedFile], schema: Schema) -> D
             spark.read.options(header=True, mode="PERMISSIVE", multiLine=False, escape='"')
             .schema(strings)
             .csv(paths)
-            .withColumn(FILE, F.col("_metadata.file_name"))
+            .withColumn(FILE, _file_name(with_file))
         )
     frame = frames[0]
     for other in frames[1:]:
@@ -95,7 +104,9 @@ def _read_csv(spark: SparkSession, files: list[StagedFile], schema: Schema) -> D
     return frame.select(*columns, _any(flags).alias(BAD), F.col(FILE))
 
 
-def _read_json(spark: SparkSession, files: list[StagedFile], schema: Schema) -> DataFrame:
+def _read_json(
+    spark: SparkSession, files: list[StagedFile], schema: Schema, with_file: bool
+) -> DataFrame:
     struct = spark_schema(schema, lenient=True)
     struct = T.StructType(
         [T.StructField(f.name, f.dataType, True) for f in struct.fields]
@@ -105,13 +116,15 @@ def _read_json(spark: SparkSession, files: list[StagedFile], schema: Schema) -> 
         spark.read.options(mode="PERMISSIVE", columnNameOfCorruptRecord=CORRUPT)
         .schema(struct)
         .json([str(f.path) for f in files])
-        .withColumn(FILE, F.col("_metadata.file_name"))
+        .withColumn(FILE, _file_name(with_file))
     )
     names = [F.col(f"`{f.name}`") for f in schema.fields]
     return frame.select(*names, F.col(CORRUPT).isNotNull().alias(BAD), F.col(FILE))
 
 
-def _read_parquet(spark: SparkSession, files: list[StagedFile], schema: Schema) -> DataFrame:
+def _read_parquet(
+    spark: SparkSession, files: list[StagedFile], schema: Schema, with_file: bool
+) -> DataFrame:
     frames = []
     keyed = sorted(((str(parquet_schema(f.path)), f) for f in files), key=lambda x: x[0])
     for _, group in groupby(keyed, key=lambda x: x[0]):
@@ -123,7 +136,7 @@ def _read_parquet(spark: SparkSession, files: list[StagedFile], schema: Schema) 
             .alias(f.name)
             for f in schema.fields
         ]
-        frames.append(frame.select(*columns, F.col("_metadata.file_name").alias(FILE)))
+        frames.append(frame.select(*columns, _file_name(with_file).alias(FILE)))
     frame = frames[0]
     for other in frames[1:]:
         frame = frame.unionByName(other)
@@ -147,7 +160,7 @@ def file_level_errors(files: list[StagedFile], fmt: str, schema: Schema) -> list
     return errors
 
 
-READERS: dict[str, Callable[[SparkSession, list[StagedFile], Schema], DataFrame]] = {
+READERS: dict[str, Callable[[SparkSession, list[StagedFile], Schema, bool], DataFrame]] = {
     "csv": _read_csv,
     "json": _read_json,
     "parquet": _read_parquet,
@@ -155,10 +168,16 @@ READERS: dict[str, Callable[[SparkSession, list[StagedFile], Schema], DataFrame]
 
 
 def validated_frame(
-    spark: SparkSession, files: list[StagedFile], fmt: str, schema: Schema
+    spark: SparkSession,
+    files: list[StagedFile],
+    fmt: str,
+    schema: Schema,
+    *,
+    with_file: bool = False,
 ) -> DataFrame:
-    """The batch's rows typed to `schema`, plus a per-row BAD flag and the source FILE name."""
-    frame = READERS[fmt](spark, files, schema)
+    """The batch's rows typed to `schema`, plus a per-row BAD flag and the FILE column: the
+    source file's name `with_file`, else null (the write does not need it)."""
+    frame = READERS[fmt](spark, files, schema, with_file)
     required = [F.col(f"`{f.name}`").isNull() for f in schema.fields if f.required]
     return frame.withColumn(BAD, F.col(BAD) | _any(required))
 
@@ -173,8 +192,10 @@ def checked_rows(frame: DataFrame, batch_id: str) -> DataFrame:
 def explain_invalid(
     frame: DataFrame, files: list[StagedFile], fmt: str, schema: Schema, max_errors: int
 ) -> IngestOutcome:
-    """After a write failed on a bad row: count bad rows per file, explain them row by row."""
-    stats = frame.groupBy(FILE).agg(
+    """After a write of `frame` failed on a bad row: read the files again, with their names,
+    count bad rows per file and explain them row by row."""
+    named = validated_frame(frame.sparkSession, files, fmt, schema, with_file=True)
+    stats = named.groupBy(FILE).agg(
         F.count(F.lit(1)).alias("rows"), F.sum(F.col(BAD).cast("long")).alias("bad")
     )
     per_file = {r[FILE]: (int(r["rows"]), int(r["bad"] or 0)) for r in stats.collect()}
