@@ -83,6 +83,8 @@ class Settings(BaseSettings):
     # a metadata store that is down must answer fast (503), never hang a request or a worker
     db_connect_timeout_seconds: int = 5
     db_pool_timeout_seconds: float = 10.0
+    # a request beyond db_pool_size + db_max_overflow in flight waits this long, then 503
+    api_queue_seconds: float = 5.0
     db_statement_timeout_seconds: float = 120.0
     store_retry_after_seconds: int = 5
     commit_lease_seconds: float = 30.0

@@ -26,6 +26,7 @@ from app.db import STORE_OUTAGE_ERRORS
 from app.errors import AppError, StoreUnavailable
 from app.jobs.endpoints import router as jobs_router
 from app.keys.endpoints import router as keys_router
+from app.limits.admission import AdmissionMiddleware
 from app.limits.rate import FairUseMiddleware
 from app.maintenance.endpoints import router as maintenance_router
 from app.openapi import TAGS, complete
@@ -135,6 +136,9 @@ def create_app() -> FastAPI:
     app.add_middleware(AuditMiddleware)  # inside the request id, outside the error handlers
     app.add_middleware(health.MetricsMiddleware)
     # outside the metrics: a remembered over-rate key is refused before any other work
+    # outside the metrics (a 503 of a full process is counted apart, icebatch_api_overloaded),
+    # inside fair use (a refusal held back takes no slot)
+    app.add_middleware(AdmissionMiddleware)
     app.add_middleware(FairUseMiddleware)
     app.add_middleware(RequestIdMiddleware)  # added last: outermost, so every response has it
     app.add_exception_handler(AppError, _app_error)

@@ -109,20 +109,9 @@ def serve(host: Host = "127.0.0.1", port: Port = 8000, workers: Workers = 1) -> 
     """Uvicorn in this process, logging through Icebatch's configuration (`api` runs this)."""
     import uvicorn
 
-    from app.config import get_settings
-
-    # in-flight requests never outnumber pooled connections: each holds at most one, so none
-    # waits for a connection held by a request that waits for a thread (503 beyond the limit)
-    settings = get_settings()
-    limit = settings.db_pool_size + settings.db_max_overflow
-    uvicorn.run(
-        "app.main:app",
-        host=host,
-        port=port,
-        workers=workers,
-        limit_concurrency=limit,
-        log_config=None,
-    )
+    # no --limit-concurrency: it counts idle keep-alive connections too; requests in flight
+    # are bounded by app.limits.admission instead
+    uvicorn.run("app.main:app", host=host, port=port, workers=workers, log_config=None)
 
 
 @cli.command()

@@ -13,12 +13,10 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import json
 import math
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any
 
 from fastapi import Request
 from prometheus_client import Counter
@@ -27,6 +25,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.config import Settings, get_settings
 from app.errors import TooManyRequests
+from app.limits.answers import send_error
 from app.limits.buckets import Decision, RatePolicy, buckets_for
 
 REJECTIONS = Counter(
@@ -36,10 +35,10 @@ STATE_KEY = "icebatch_rate_limit_headers"
 MAX_REMEMBERED = 10_000
 # A remembered key's refusal is sent when its bucket admits again (at most HOLD_SECONDS later):
 # a client that ignores Retry-After then sends one request per interval and connection rather
-# than as many as the server can refuse. A held request costs no thread, SQL connection or CPU,
-# and on a keep-alive connection no more of uvicorn's --limit-concurrency than being refused at
-# once; a client opening a connection per request would hold more, hence at most a quarter of
-# that limit (ICEBATCH_DB_POOL_SIZE + ICEBATCH_DB_MAX_OVERFLOW) is held at once per process.
+# than as many as the server can refuse. A held request costs no thread, SQL connection, CPU or
+# request slot (app.limits.admission admits inside fair use), only an open connection: at most a
+# quarter of the slots (ICEBATCH_DB_POOL_SIZE + ICEBATCH_DB_MAX_OVERFLOW) is held at once per
+# process.
 HOLD_SECONDS = 1.0
 
 
@@ -166,7 +165,7 @@ class FairUseMiddleware:
 
 
 def max_held(settings: Settings) -> int:
-    """Refusals a process holds at once (a quarter of `icebatch api`'s concurrency limit)."""
+    """Refusals a process holds at once (a quarter of the requests it admits at once)."""
     return max(1, (settings.db_pool_size + settings.db_max_overflow) // 4)
 
 
@@ -185,20 +184,5 @@ async def _hold(refused: _Refused) -> None:
 async def _send_refusal(scope: Scope, send: Send, refused: _Refused) -> None:
     now = time.monotonic()
     error = _refusal(refused.org, refused.policy, refused.until - now, refused.full_at - now)
-    path = str(scope.get("path", ""))
-    if path.startswith("/iceberg/"):  # the Iceberg REST catalog's error model (app/catalog)
-        document: dict[str, Any] = {
-            "error": {"message": error.detail, "type": "TooManyRequestsException", "code": 429}
-        }
-        content_type = b"application/json"
-    else:
-        document, content_type = error.problem(path), b"application/problem+json"
-    body = json.dumps(document).encode()
     REJECTIONS.labels("request_rate").inc()
-    headers = [
-        (b"content-type", content_type),
-        (b"content-length", str(len(body)).encode()),
-        *((k.lower().encode(), v.encode()) for k, v in (error.headers or {}).items()),
-    ]
-    await send({"type": "http.response.start", "status": error.status, "headers": headers})
-    await send({"type": "http.response.body", "body": body})
+    await send_error(scope, send, error, "TooManyRequestsException")

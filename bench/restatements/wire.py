@@ -146,8 +146,7 @@ class Wire:
 
 @contextlib.asynccontextmanager
 async def wires(urls: list[str], key: str, cap: int) -> AsyncIterator[list[Wire]]:
-    """One `Wire` per API process, `cap` connections in all (requests go round robin): an API
-    process counts open connections against its concurrency limit, idle ones included."""
+    """One `Wire` per API process, `cap` connections in all (requests go round robin)."""
     share = max(1, -(-cap // len(urls)))
     opened = [Wire(u, {"Authorization": f"Bearer {key}"}, share) for u in urls]
     try:
