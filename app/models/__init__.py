@@ -1,7 +1,7 @@
 """SQLAlchemy models, one module per aggregate."""
 
 from app.models.api_key import ApiKey, Scope
-from app.models.audit import AuditEvent
+from app.models.audit import AuditArchive, AuditEvent
 from app.models.batch import Batch, BatchFile, BatchStatus
 from app.models.cdc import CdcChunk, CdcDeletion, CdcIdentity, CdcLagSample, CdcTenant
 from app.models.dataset import Dataset
@@ -18,6 +18,7 @@ from app.models.restatement import (
 
 __all__ = [
     "ApiKey",
+    "AuditArchive",
     "AuditEvent",
     "Batch",
     "BatchFile",

@@ -26,6 +26,7 @@ OURS = {
     "consumers",
     "expired_snapshots",
     "audit_events",
+    "audit_archives",
     "cdc_tenants",
     "cdc_chunks",
     "cdc_identities",
