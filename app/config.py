@@ -164,6 +164,10 @@ class Settings(BaseSettings):
     idempotency_key_retention_days: float = Field(default=1.0, gt=0)
     restatement_retention_days: float = Field(default=30.0, gt=0)
     privacy_job_retention_days: float = Field(default=365.0, gt=0)
+    # audit events older than this move to the org's Iceberg table `<org>._audit` (still listed
+    # by GET /v1/audit), `audit_archive_chunk_rows` events per Iceberg append
+    audit_retention_days: float = Field(default=90.0, gt=0)
+    audit_archive_chunk_rows: int = Field(default=10000, ge=1)
 
     @model_validator(mode="after")
     def _embedded_defaults(self) -> Settings:

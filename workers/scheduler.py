@@ -1,7 +1,8 @@
 """Automatic maintenance (Celery beat → `icebatch.schedule`): vacuum, compact, expire and
 materialize where needed; abort the batches left `loading` past their TTL (`app.batches.expiry`).
 Its own beat entry (`icebatch.prune`, every `prune_seconds`) prunes the metadata store
-(`app.pruning.service.prune`).
+(`app.pruning.service.prune`) and moves old audit events to their orgs' Iceberg tables
+(`workers.audit.archive.move_old`).
 
 A dataset gets a full vacuum when its current snapshot has `auto_vacuum_tombstones` active
 tombstones or more, or a tombstone whose `evict_by` falls within `auto_vacuum_evict_lead_seconds`;
@@ -41,6 +42,7 @@ from app.maintenance.schemas import (
 from app.models import Dataset
 from app.pruning import service as pruning
 from app.retention import service
+from workers.audit import archive
 from workers.celery_app import celery
 
 log = logging.getLogger(__name__)
@@ -53,8 +55,9 @@ def schedule_task() -> dict[str, list[str]]:
 
 @celery.task(name=TaskName.PRUNE)
 def prune_task() -> dict[str, int]:
-    """The beat's pruning pass (every `prune_seconds`): rows deleted per table."""
-    return pruning.prune()
+    """The beat's pruning pass (every `prune_seconds`): rows deleted per table, and the audit
+    events moved to Iceberg (`audit_events`)."""
+    return pruning.prune() | {"audit_events": archive.move_old()}
 
 
 def vacuum_reason(table: Table) -> str | None:

@@ -1,4 +1,5 @@
-"""The audit trail: one append-only row per mutating call, read back by admins page by page."""
+"""The audit trail: one append-only row per mutating call, read back by admins page by page;
+old events move to the org's Iceberg table (`workers/audit/archive.py`) and are read from there."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ from sqlalchemy.orm import Session
 from app.audit import repository
 from app.audit.schemas import AuditEventOut, AuditPage
 from app.errors import InvalidInput
+from app.lake import audit as lake
+from app.lake.catalog import get_catalog
 from app.models import AuditEvent
 from app.models.base import utcnow
 
@@ -50,7 +53,9 @@ def event_row(
     }
 
 
-def to_out(event: AuditEvent) -> AuditEventOut:
+def to_out(event: AuditEvent | dict[str, Any]) -> AuditEventOut:
+    if isinstance(event, dict):
+        return AuditEventOut.model_validate(event)
     return AuditEventOut.model_validate(event, from_attributes=True)
 
 
@@ -63,17 +68,32 @@ def page(
     since: datetime | None,
     limit: int,
 ) -> AuditPage:
-    """A page of the org's trail, newest first; `next` continues with older events."""
+    """A page of the org's trail, newest first; `next` continues with older events.
+
+    SQL holds the events above the org's mark, its Iceberg table those at or below it; a page
+    that reaches the mark is merged from both, by `seq` (a move running meanwhile may have a
+    `seq` in both for a moment: it is listed once). The table is read after SQL, so an event
+    SQL no longer had was already in the table."""
     if cursor is not None and not _CURSOR.match(cursor):
         raise InvalidInput(f"cursor {cursor!r} is not one this API returned (a page's `next`)")
-    events = repository.page(
-        session,
-        org,
-        before_seq=int(cursor) if cursor is not None else None,
-        action=action,
-        since=since,
-        limit=limit + 1,
-    )
+    before_seq = int(cursor) if cursor is not None else None
+    wanted = limit + 1
+    events = [
+        to_out(event)
+        for event in repository.page(
+            session, org, before_seq=before_seq, action=action, since=since, limit=wanted
+        )
+    ]
+    mark = repository.mark(session, org)
+    if len(events) < wanted or events[-1].seq <= mark:
+        table = lake.load(get_catalog(), org)
+        if table is not None:
+            archived = lake.page(
+                table, before_seq=before_seq, action=action, since=since, limit=wanted
+            )
+            merged = {event.seq: event for event in map(to_out, archived)}
+            merged.update((event.seq, event) for event in events)
+            events = sorted(merged.values(), key=lambda event: event.seq, reverse=True)
     more = len(events) > limit
-    items = [to_out(event) for event in events[:limit]]
+    items = events[:limit]
     return AuditPage(items=items, next=str(items[-1].seq) if more else None)

@@ -51,6 +51,7 @@ class OperationKind(StrEnum):
     MATERIALIZE = "materialize"
     CDC_STAGE = "cdc-stage"
     CDC_MERGE = "cdc"
+    AUDIT_ARCHIVE = "audit-archive"
 
     @property
     def failpoints(self) -> tuple[str, str]:
@@ -66,6 +67,7 @@ _FAILPOINTS = {
     OperationKind.MATERIALIZE: ("before-materialize-commit", "after-materialize-commit"),
     OperationKind.CDC_STAGE: ("cdc-stage-before-commit", "cdc-stage-after-commit"),
     OperationKind.CDC_MERGE: ("cdc-process-before-commit", "cdc-process-after-commit"),
+    OperationKind.AUDIT_ARCHIVE: ("audit-archive-before-commit", "audit-archive-after-commit"),
 }
 
 

@@ -16,8 +16,11 @@ The rules, one per table; each keeps what an answer or a guarantee still needs:
 - `restatements` of reverts and replays: only a failed one that no batch names, after
   `restatement_retention_days`. A committed one is the receipt of the batch it restated
   (`GET /v1/batches/{id}` → `restatement`) and is kept as long as that batch.
+- `audit_events`: never deleted here, moved: the beat's same pass (`workers.scheduler.prune_task`)
+  then moves events older than `audit_retention_days` to the org's Iceberg table, still listed
+  by `GET /v1/audit` (`workers/audit/archive.py`: an Iceberg commit, so the worker's side).
 - never: batches, datasets, keys, consumers, expired snapshots, leases, CDC rows (CDC lag
-  samples have their own retention), and the append-only audit trail.
+  samples have their own retention).
 
 Each rule deletes in chunks of `prune_chunk_rows`, one transaction per chunk, so a large
 backlog never holds locks long; cutoffs are read from the store's clock once per pass.
