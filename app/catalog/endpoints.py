@@ -28,6 +28,7 @@ from app.config import get_settings
 from app.db import STORE_OUTAGE_ERRORS
 from app.errors import AppError
 from app.keys import tokens
+from app.models import Scope
 from app.models.base import utcnow
 from app.request_context import current_request_id
 
@@ -126,6 +127,11 @@ async def list_namespaces(
     return _listing("namespaces", page, token)
 
 
+def _admin(principal: CurrentPrincipal) -> bool:
+    """Whether the key sees the org's audit table (the audit trail is for admin keys only)."""
+    return principal.scope.allows(Scope.ADMIN)
+
+
 def _own(principal: CurrentPrincipal, namespace: str) -> None:
     if namespace != principal.org:
         raise errors.no_such_namespace(namespace)
@@ -151,14 +157,14 @@ async def list_tables(
     page_size: Annotated[int | None, Query(alias="pageSize")] = None,
 ) -> dict[str, Any]:
     _own(principal, namespace)
-    names = await run_in_threadpool(tables.names, principal.org)
+    names = await run_in_threadpool(tables.names, principal.org, _admin(principal))
     page, token = _page(names, page_token, page_size)
     return _listing("identifiers", [{"namespace": [namespace], "name": n} for n in page], token)
 
 
 @router.head("/namespaces/{namespace}/tables/{table}", status_code=204)
 async def table_exists(principal: CurrentPrincipal, namespace: str, table: str) -> Response:
-    await run_in_threadpool(tables.dataset_id, principal.org, namespace, table)
+    await run_in_threadpool(tables.check, principal.org, _admin(principal), namespace, table)
     return Response(status_code=204)
 
 
@@ -174,7 +180,7 @@ async def load_table(
     """The table's served metadata (`app.catalog.served`); `If-None-Match` with its `ETag`: 304.
     Each answer goes into the audit trail with the snapshot it served."""
     loaded = await run_in_threadpool(
-        tables.load, principal.org, namespace, table, snapshots, if_none_match
+        tables.load, principal.org, namespace, table, snapshots, if_none_match, _admin(principal)
     )
     LOADS.labels(principal.org, str(loaded.status)).inc()
     await _audit(request, principal, "catalog.load_table", loaded.status, loaded.target)
@@ -187,13 +193,13 @@ async def load_table(
 @router.get("/namespaces/{namespace}/tables/{table}/credentials")
 async def load_credentials(principal: CurrentPrincipal, namespace: str, table: str) -> Any:
     """Nothing to vend: the warehouse is a file system the engine reads directly."""
-    await run_in_threadpool(tables.dataset_id, principal.org, namespace, table)
+    await run_in_threadpool(tables.check, principal.org, _admin(principal), namespace, table)
     return {"storage-credentials": []}
 
 
 @router.post("/namespaces/{namespace}/tables/{table}/metrics", status_code=204)
 async def report_metrics(principal: CurrentPrincipal, namespace: str, table: str) -> Response:
-    await run_in_threadpool(tables.dataset_id, principal.org, namespace, table)
+    await run_in_threadpool(tables.check, principal.org, _admin(principal), namespace, table)
     REPORTS.labels(principal.org).inc()
     return Response(status_code=204)
 

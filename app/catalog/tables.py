@@ -1,5 +1,7 @@
 """The catalog's reads of the metadata store and the lake: an org's tables, and a table's
-served metadata (`app.catalog.served`), built once per ETag."""
+served metadata (`app.catalog.served`), built once per ETag. An admin key also sees its org's
+archived audit trail (`app.lake.audit`: `<org>._audit`, served as it is: no tombstones);
+other keys are told it does not exist."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from app.auth import find_key_by_id
 from app.catalog import errors, served
 from app.catalog.errors import CatalogError
 from app.db import session_scope
+from app.lake import audit
 from app.lake.catalog import get_catalog
 from app.lake.file_cache import FileCache
 from app.models import Dataset
@@ -40,11 +43,25 @@ _TABLES: FileCache[Table] = FileCache(64)  # by metadata file: immutable
 _ANSWERS: FileCache[_Answer] = FileCache(256)  # by ETag
 
 
-def names(org: str) -> list[str]:
+def names(org: str, admin: bool = False) -> list[str]:
+    """The org's tables: its datasets, and for an admin its audit table once it exists."""
     with session_scope() as session:
-        return list(
+        found = list(
             session.scalars(select(Dataset.name).where(Dataset.org == org).order_by(Dataset.name))
         )
+    if admin and _metadata_location(audit.identifier(org)) is not None:
+        found.insert(0, audit.TABLE)
+    return found
+
+
+def check(org: str, admin: bool, namespace: str, table: str) -> None:
+    """NoSuchTable unless `namespace.table` is the caller's: a dataset, or (admin) the audit
+    table."""
+    if table == audit.TABLE and admin and namespace == org:
+        if _metadata_location(audit.identifier(org)) is None:
+            raise errors.no_such_table(namespace, table)
+        return
+    dataset_id(org, namespace, table)
 
 
 def dataset_id(org: str, namespace: str, table: str) -> str:
@@ -82,8 +99,41 @@ def _at(location: str) -> Table:
     return StaticTable.from_metadata(location, properties=get_catalog().properties)
 
 
-def load(org: str, namespace: str, table: str, mode: str, if_none_match: str | None) -> Loaded:
+def _load_audit(org: str, if_none_match: str | None) -> Loaded:
+    """The org's audit table as it is (append-only, no tombstones: every snapshot is served)."""
+    identifier = audit.identifier(org)
+    location = _metadata_location(identifier)
+    if location is None:
+        raise errors.no_such_table(org, audit.TABLE)
+    tag = served.etag(location, 0, "audit")
+
+    def build() -> _Answer:
+        lake = _TABLES.get(location, lambda: _at(location))
+        body = (
+            f'{{"metadata-location":{json.dumps(location)},'
+            f'"metadata":{lake.metadata.model_dump_json()},"config":{{}}}}'
+        )
+        current = lake.metadata.current_snapshot_id
+        return _Answer(body.encode(), current)
+
+    answer = _ANSWERS.get(tag, build)
+    target = {"table": identifier, "snapshot_id": str(answer.snapshot_id)}
+    if if_none_match is not None and tag in (t.strip() for t in if_none_match.split(",")):
+        return Loaded(304, tag, b"", target)
+    return Loaded(200, tag, answer.body, target)
+
+
+def load(
+    org: str,
+    namespace: str,
+    table: str,
+    mode: str,
+    if_none_match: str | None,
+    admin: bool = False,
+) -> Loaded:
     """The served metadata of the caller's table, or 304 when `if_none_match` is its tag."""
+    if table == audit.TABLE and admin and namespace == org:
+        return _load_audit(org, if_none_match)
     found = dataset_id(org, namespace, table)
     identifier = f"{namespace}.{table}"
     with session_scope() as session:

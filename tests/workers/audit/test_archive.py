@@ -3,7 +3,7 @@
 `GET /v1/audit` lists the same events, in the same pages, before and after a move; the count
 across SQL and the table is the count before; a move killed between its append and its DELETE
 is finished by the next one, with no event twice; the store still refuses a DELETE above the
-mark. On both stores."""
+mark; the table is an admin's only, through the Iceberg REST catalog. On both stores."""
 
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, run_state_machine_as_test
 
+from tests.fixtures.catalog import CatalogFor, key_of
 from tests.fixtures.clients import ClientFactory
 from tests.fixtures.datasets import EVENTS
 from tests.fixtures.environments import Environment
@@ -253,6 +254,38 @@ def test_a_move_killed_after_its_append_is_finished_by_the_next(
     assert places(org) == (0, 5, before[0]["seq"])
     assert archived_seqs(org) == sorted(e["seq"] for e in before)
     assert listing(admin, 2) == before
+
+
+def test_the_audit_table_is_an_admins_only_through_the_catalog(
+    client_for: ClientFactory, catalog_for: CatalogFor
+) -> None:
+    from pyiceberg.exceptions import NoSuchTableError
+
+    admin = client_for()
+    org = admin.org  # type: ignore[attr-defined]
+    admin.post("/v1/datasets", json=EVENTS)
+    make_events(admin, 4)
+    events = listing(admin)
+    lake = catalog_for(key_of(admin))
+    assert set(lake.list_tables(org)) == {(org, "events"), (org, "d0"), (org, "d1")}
+    with pytest.raises(NoSuchTableError):
+        lake.load_table(f"{org}._audit")  # nothing moved yet: no table
+    assert move(org) == len(events)
+
+    assert (org, "_audit") in lake.list_tables(org)
+    rows = lake.load_table(f"{org}._audit").scan().to_arrow().to_pylist()
+    assert sorted((r["seq"], r["action"], r["status_code"]) for r in rows) == sorted(
+        (e["seq"], e["action"], e["status_code"]) for e in events
+    )
+    for scope in ("read", "write"):
+        narrow = catalog_for(key_of(client_for(org, scope)))
+        assert (org, "_audit") not in narrow.list_tables(org)
+        with pytest.raises(NoSuchTableError):
+            narrow.load_table(f"{org}._audit")
+        assert not narrow.table_exists(f"{org}._audit")
+    stranger = catalog_for(key_of(client_for()))
+    with pytest.raises(NoSuchTableError):
+        stranger.load_table(f"{org}._audit")
 
 
 def test_the_pruning_pass_moves_old_events_and_counts_them(fresh_stack: Environment) -> None:
