@@ -31,7 +31,9 @@ def audit_list(
     """Your organization's audit trail, newest first, a page at a time.
 
     Every mutating call and every denied one: who (key id), what (`action`), on what (`target`)
-    and how it ended. Filter by `action` (`batches.*` for a prefix) and `since`.
+    and how it ended. Filter by `action` (`batches.*` for a prefix) and `since`. Events older
+    than the audit retention are read from your organization's Iceberg table `<org>._audit`, in
+    the same order and pages.
     """
     page = service.page(
         session, org, cursor=paging.cursor, action=action, since=since, limit=paging.limit

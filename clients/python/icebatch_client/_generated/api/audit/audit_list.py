@@ -117,7 +117,9 @@ def sync_detailed(
     """Your organization's audit trail, newest first, a page at a time.
 
      Every mutating call and every denied one: who (key id), what (`action`), on what (`target`)
-    and how it ended. Filter by `action` (`batches.*` for a prefix) and `since`.
+    and how it ended. Filter by `action` (`batches.*` for a prefix) and `since`. Events older
+    than the audit retention are read from your organization's Iceberg table `<org>._audit`, in
+    the same order and pages.
 
     Args:
         action (None | str | Unset): Only this action (`batches.*`: every batches action)
@@ -158,7 +160,9 @@ def sync(
     """Your organization's audit trail, newest first, a page at a time.
 
      Every mutating call and every denied one: who (key id), what (`action`), on what (`target`)
-    and how it ended. Filter by `action` (`batches.*` for a prefix) and `since`.
+    and how it ended. Filter by `action` (`batches.*` for a prefix) and `since`. Events older
+    than the audit retention are read from your organization's Iceberg table `<org>._audit`, in
+    the same order and pages.
 
     Args:
         action (None | str | Unset): Only this action (`batches.*`: every batches action)
@@ -194,7 +198,9 @@ async def asyncio_detailed(
     """Your organization's audit trail, newest first, a page at a time.
 
      Every mutating call and every denied one: who (key id), what (`action`), on what (`target`)
-    and how it ended. Filter by `action` (`batches.*` for a prefix) and `since`.
+    and how it ended. Filter by `action` (`batches.*` for a prefix) and `since`. Events older
+    than the audit retention are read from your organization's Iceberg table `<org>._audit`, in
+    the same order and pages.
 
     Args:
         action (None | str | Unset): Only this action (`batches.*`: every batches action)
@@ -233,7 +239,9 @@ async def asyncio(
     """Your organization's audit trail, newest first, a page at a time.
 
      Every mutating call and every denied one: who (key id), what (`action`), on what (`target`)
-    and how it ended. Filter by `action` (`batches.*` for a prefix) and `since`.
+    and how it ended. Filter by `action` (`batches.*` for a prefix) and `since`. Events older
+    than the audit retention are read from your organization's Iceberg table `<org>._audit`, in
+    the same order and pages.
 
     Args:
         action (None | str | Unset): Only this action (`batches.*`: every batches action)
