@@ -84,8 +84,10 @@ def page(
             session, org, before_seq=before_seq, action=action, since=since, limit=wanted
         )
     ]
+    # SQL deletes an event only once the table holds it and the mark says so: with no mark
+    # (nothing moved, or a move not yet settled) SQL holds the whole trail
     mark = repository.mark(session, org)
-    if len(events) < wanted or events[-1].seq <= mark:
+    if mark and (len(events) < wanted or events[-1].seq <= mark):
         table = lake.load(get_catalog(), org)
         if table is not None:
             archived = lake.page(

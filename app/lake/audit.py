@@ -137,8 +137,8 @@ def _filter(before_seq: int | None, action: str | None, since: datetime | None) 
     return expression
 
 
-def _seq_upper(task: FileScanTask) -> int:
-    raw = (task.file.upper_bounds or {}).get(1)
+def _seq_upper(task: FileScanTask, field_id: int) -> int:
+    raw = (task.file.upper_bounds or {}).get(field_id)
     return int(from_bytes(LongType(), raw)) if raw is not None else 2**63 - 1
 
 
@@ -161,10 +161,15 @@ def page(
     """Up to `limit` archived events, newest first, with `seq < before_seq` and the filters of
     `GET /v1/audit`: files read newest first, until no file left can hold a newer one."""
     row_filter = _filter(before_seq, action, since)
-    tasks = sorted(table.scan(row_filter=row_filter).plan_files(), key=_seq_upper, reverse=True)
+    seq_id = table.schema().find_field("seq").field_id
+    tasks = sorted(
+        table.scan(row_filter=row_filter).plan_files(),
+        key=lambda task: _seq_upper(task, seq_id),
+        reverse=True,
+    )
     found: list[dict[str, Any]] = []
     for task in tasks:
-        if len(found) >= limit and _seq_upper(task) < found[limit - 1]["seq"]:
+        if len(found) >= limit and _seq_upper(task, seq_id) < found[limit - 1]["seq"]:
             break
         found.extend(_rows(table, [task], row_filter))
         found.sort(key=lambda row: row["seq"], reverse=True)

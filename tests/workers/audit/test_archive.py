@@ -197,24 +197,51 @@ def test_a_move_that_fails_after_its_append_is_finished_once(
     real = archive.settle
     calls = []
 
-    def dies(org: str, through: int) -> int:
+    def dies_the_second_time(org: str, through: int) -> int:
         calls.append(through)
+        if len(calls) == 1:
+            return real(org, through)
         raise RuntimeError("the store went away between the append and the DELETE")
 
-    monkeypatch.setattr(archive, "settle", dies)
+    monkeypatch.setattr(archive, "settle", dies_the_second_time)
     with pytest.raises(RuntimeError, match="went away"):
         move(org, chunk=3)
-    # the first chunk is in the table and still in SQL: listed once, nothing lost
-    assert places(org) == (7, 3, 0)
+    # the first chunk moved; the second is in the table and still in SQL: listed once
+    oldest_first = [e["seq"] for e in reversed(before)]
+    assert places(org) == (4, 6, oldest_first[2])
     assert listing(admin) == before
-    assert listing(admin, 2) == before
+    for limit in (1, 2, 4):
+        assert listing(admin, limit) == before
+    assert listing(admin, 2, action="datasets.create") == [
+        e for e in before if e["action"] == "datasets.create"
+    ]
     monkeypatch.setattr(archive, "settle", real)
 
-    assert move(org, chunk=3) == 4  # the first chunk is settled, not appended again
-    assert places(org) == (0, 7, before[0]["seq"])
-    assert archived_seqs(org) == sorted(e["seq"] for e in before)
+    assert move(org, chunk=3) == 1  # the second chunk is settled, not appended again
+    assert places(org) == (0, 7, oldest_first[-1])
+    assert archived_seqs(org) == oldest_first
     assert listing(admin) == before
-    assert calls == [before[-3]["seq"]]
+    assert calls == [oldest_first[2], oldest_first[5]]
+
+
+def test_the_tables_history_stays_short(client_for: ClientFactory) -> None:
+    """One append per event (chunks of 1): the table keeps its newest snapshots, and every
+    event, and its mark."""
+    from app.lake import audit as lake
+    from app.lake.catalog import get_catalog
+    from workers.audit import archive
+
+    admin = client_for()
+    org = admin.org  # type: ignore[attr-defined]
+    make_events(admin, 2 * archive.KEEP_SNAPSHOTS + 1)
+    before = listing(admin)
+    assert move(org, chunk=1) == len(before)
+    table = lake.load(get_catalog(), org)
+    assert table is not None
+    assert len(table.snapshots()) < 2 * archive.KEEP_SNAPSHOTS
+    assert lake.archived_through(table) == before[0]["seq"]
+    assert places(org) == (0, len(before), before[0]["seq"])
+    assert listing(admin, 4) == before
 
 
 def test_a_move_killed_after_its_append_is_finished_by_the_next(
