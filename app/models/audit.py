@@ -24,6 +24,7 @@ class AuditEvent(Base):
     __tablename__ = "audit_events"
     __table_args__ = (
         Index("ix_audit_events_org_seq", "org", "seq"),
+        Index("ix_audit_events_at", "at"),
         {"sqlite_autoincrement": True},
     )
 

@@ -115,3 +115,58 @@ def test_0005_keeps_existing_keys_as_admin_and_the_audit_trail_append_only(
         assert "scope" not in {c["name"] for c in inspect(engine).get_columns("api_keys")}
     finally:
         engine.dispose()
+
+
+def test_0011_lets_an_event_go_only_at_or_below_its_orgs_mark(database_url: str) -> None:
+    config = alembic_config(database_url)
+    command.upgrade(config, "0010")
+    engine = create_engine(database_url)
+    insert = text(
+        "INSERT INTO audit_events (at, org, key_id, action, method, path, target, request_id, "
+        "status_code, outcome) VALUES ('2026-01-01 00:00:00+00:00', :org, 'k1', "
+        "'datasets.create', 'POST', '/v1/datasets', '{}', 'r1', 201, 'ok')"
+    )
+
+    def seqs() -> list[tuple[int, str]]:
+        with engine.connect() as conn:
+            rows = conn.execute(text("SELECT seq, org FROM audit_events ORDER BY seq"))
+            return [(row[0], row[1]) for row in rows]
+
+    def refused(statement: str, message: str = "append-only") -> None:
+        with pytest.raises(DBAPIError, match=message), engine.begin() as conn:
+            conn.execute(text(statement))
+
+    try:
+        with engine.begin() as conn:
+            for org in ("acme", "acme", "acme", "other"):
+                conn.execute(insert, {"org": org})
+        command.upgrade(config, "0011")
+        assert seqs() == [(1, "acme"), (2, "acme"), (3, "acme"), (4, "other")]
+        refused("DELETE FROM audit_events WHERE org = 'acme'")  # no mark yet
+        with engine.begin() as conn:
+            conn.execute(
+                text("INSERT INTO audit_archives VALUES ('acme', 2, '2026-01-02 00:00:00+00:00')")
+            )
+        refused("DELETE FROM audit_events WHERE org = 'acme'")  # seq 3 is above the mark
+        refused("DELETE FROM audit_events WHERE org = 'other'")  # another org's mark is not its
+        refused("UPDATE audit_events SET outcome = 'error' WHERE seq = 1")
+        refused("UPDATE audit_archives SET archived_through_seq = 1", "only moves forward")
+        refused("DELETE FROM audit_archives", "only moves forward")
+        with engine.begin() as conn:
+            conn.execute(text("DELETE FROM audit_events WHERE org = 'acme' AND seq <= 2"))
+            conn.execute(text("UPDATE audit_archives SET archived_through_seq = 3"))
+            conn.execute(text("DELETE FROM audit_events WHERE seq = 3"))
+            conn.execute(
+                text("INSERT INTO audit_archives VALUES ('other', 4, '2026-01-02 00:00:00+00:00')")
+            )
+            conn.execute(text("DELETE FROM audit_events WHERE seq = 4"))  # the largest
+        assert seqs() == []
+        with engine.begin() as conn:
+            conn.execute(insert, {"org": "acme"})  # a deleted seq is never given again
+        assert seqs() == [(5, "acme")]
+        command.downgrade(config, "0010")
+        refused("DELETE FROM audit_events WHERE seq = 5")
+        assert "audit_archives" not in tables(database_url)
+        assert seqs() == [(5, "acme")]
+    finally:
+        engine.dispose()
