@@ -7,7 +7,10 @@ Run: `.venv/bin/python -m bench.metadata_store [--deletes 1000] [--database-url 
 then the rows are aged as the workers and 400 days would leave them, without Spark: every job
 succeeded, every message published, every restatement committed; every other one erased with
 its commit snapshot expired, the rest still in force. One pass of `app.pruning.service.prune`
-(the default retentions), then a second one, which must delete nothing.
+(the default retentions), then a second one, which must delete nothing. The audit events
+the calls left (they cannot be aged: the store refuses UPDATE) are then moved to `bench._audit`
+as the pass moves them once `ICEBATCH_AUDIT_RETENTION_DAYS` has passed; `GET /v1/audit` must
+list the same events after as before.
 """
 
 from __future__ import annotations
@@ -15,7 +18,9 @@ from __future__ import annotations
 import argparse
 import os
 import tempfile
+import time
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 TABLES = (
     "privacy_jobs",
@@ -100,6 +105,19 @@ def age(dataset_id: str, days: float) -> None:
                 )
 
 
+def listed(client: Any) -> list[int]:
+    """Every seq `GET /v1/audit` lists, page after page."""
+    seqs: list[int] = []
+    cursor = None
+    while True:
+        params = {"limit": 500} | ({"cursor": cursor} if cursor else {})
+        page = client.get("/v1/audit", params=params).json()
+        seqs += [item["seq"] for item in page["items"]]
+        cursor = page["next"]
+        if cursor is None:
+            return seqs
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--deletes", type=int, default=1000)
@@ -112,12 +130,16 @@ def main() -> None:
 
     from fastapi.testclient import TestClient
 
+    from app.audit import repository as audit
     from app.auth import create_key
     from app.cli import migrate
     from app.db import session_scope
+    from app.lake import audit as lake
+    from app.lake.catalog import get_catalog
     from app.main import create_app
     from app.models import Scope
     from app.pruning import service
+    from workers.audit import archive
 
     migrate()
     with session_scope() as session:
@@ -130,16 +152,38 @@ def main() -> None:
         assert response.status_code == 202, response.text
     age(dataset_id, 400)
     before = counts()
+    started = time.perf_counter()
+    total_events = listed(client)
+    sql_seconds = time.perf_counter() - started
     pruned = service.prune()
+    # audit events cannot be aged in SQL (the store refuses UPDATE): moved as the pass would
+    # once ICEBATCH_AUDIT_RETENTION_DAYS had passed
+    moved = archive.move(datetime.now(UTC) + timedelta(seconds=1), 10_000)
     after = counts()
     again = service.prune()
     assert set(again.values()) == {0}, again
+    with session_scope() as session:
+        in_sql = audit.count(session, "bench")
+    trail = lake.load(get_catalog(), "bench")
+    in_iceberg = trail.scan().to_arrow().num_rows if trail is not None else 0
+    assert in_sql + in_iceberg == before["audit_events"], (in_sql, in_iceberg)
+    started = time.perf_counter()
+    assert listed(client) == total_events
+    iceberg_seconds = time.perf_counter() - started
     print(f"{args.deletes} GDPR deletes, {args.database_url or 'embedded SQLite'}")
     print("| table | before | after |\n|---|---|---|")
     for table in TABLES:
         print(f"| {table} | {before[table]:,} | {after[table]:,} |")
     print(f"| total | {sum(before.values()):,} | {sum(after.values()):,} |")
     print(f"pruned: {pruned}; a second pass: {again}")
+    print(
+        f"audit events: {moved:,} moved to bench._audit ({in_iceberg:,} rows there, {in_sql:,} "
+        f"left in SQL); GET /v1/audit lists {len(total_events):,} before and after"
+    )
+    print(
+        f"GET /v1/audit, every page of 500: {sql_seconds:.3f} s from SQL, {iceberg_seconds:.3f} s "
+        f"from the Iceberg table ({iceberg_seconds / sql_seconds:.2f}x)"
+    )
 
 
 if __name__ == "__main__":
