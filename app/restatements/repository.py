@@ -43,6 +43,25 @@ def carrier_job(session: Session, dataset_id: str) -> str | None:
     return found
 
 
+def carried_without_carrier(session: Session, dataset_id: str) -> Job | None:
+    """The queued job of the dataset's oldest ready restatement when no queued job of a ready
+    restatement of the dataset has a message: ready work no worker is on its way to (see
+    `workers/restatements/committer.pass_on`); None otherwise."""
+    queued_ready = (
+        select(Job)
+        .join(Restatement, Restatement.job_id == Job.id)
+        .where(
+            Restatement.dataset_id == dataset_id,
+            Restatement.state == RestatementState.READY,
+            Job.state == JobState.QUEUED,
+        )
+    )
+    carrier = queued_ready.where(exists().where(OutboxMessage.job_id == Job.id)).limit(1)
+    if session.scalar(carrier) is not None:
+        return None
+    return session.scalar(queued_ready.order_by(Restatement.created_at, Restatement.id).limit(1))
+
+
 # the group committer's (workers/restatements/committer.py); its moves are the machine's
 # (app/restatements/states.py): a WHERE clause on the states that may make them
 

@@ -29,6 +29,7 @@ from app import clock
 from app.batches import service as batch_service
 from app.config import get_settings
 from app.db import session_scope
+from app.jobs import service as jobs
 from app.jobs.kinds import JobKind
 from app.lake import commit as lake_commit
 from app.lake import lease, pipeline, snapshots, visible
@@ -66,8 +67,10 @@ def wait_until_committed(ctx: JobContext, restatement_id: str, dataset_id: str) 
         with session_scope() as session:
             state = restatements.state_of(session, restatement_id)
         if state == RestatementState.COMMITTED:
+            pass_on(dataset_id)
             return
         if state == RestatementState.FAILED:
+            pass_on(dataset_id)
             raise PermanentJobError(f"restatement {restatement_id} failed")
         token = lease.acquire_unless_yielding(dataset_id)
         if token is not None:
@@ -85,6 +88,28 @@ def wait_until_committed(ctx: JobContext, restatement_id: str, dataset_id: str) 
             last_beat = time.monotonic()
         time.sleep(pause)
         pause = min(pause * 2, 0.25)
+
+
+def pass_on(dataset_id: str) -> None:
+    """Before a committer leaves: when ready restatements of the dataset are left whose jobs
+    ride on no message (carried: `app/restatements/service._enqueue`) and no queued job of a
+    ready one has a message, send the oldest such job's message, so a worker drains them.
+
+    A committer leaves once its own restatement is committed. A restatement carried by a job X
+    whose restatement this committer's group took (its request raced the group's claim) is
+    left ready when the drain handed the lease to a maintenance job (`drain`): X's worker finds
+    X finished, and no message would come for it until the reconciler's forgotten-job pass,
+    5 x `stale_after_seconds` (300 s by default) later."""
+    with session_scope() as session:
+        job = restatements.carried_without_carrier(session, dataset_id)
+        if job is None:
+            return
+        log.info(
+            "dataset %s: ready restatements left without a message; sending job %s's",
+            dataset_id,
+            job.id,
+        )
+        jobs.add_outbox(session, job)
 
 
 def _load(dataset_id: str) -> Table:
