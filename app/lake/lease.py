@@ -41,6 +41,14 @@ LEASE_WAIT = Histogram(
     ["operation"],
     buckets=WAIT_BUCKETS,
 )
+HOLD_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
+LEASE_HELD = Histogram(
+    "icebatch_commit_lease_held_seconds",
+    "Time a worker held a dataset's commit lease, by holder: one restatement group commit "
+    "(restate), a rewrite's commit (vacuum, compact), the materializer's (materialize), …",
+    ["operation"],
+    buckets=HOLD_BUCKETS,
+)
 LEASE_TIMEOUTS = Counter(
     "icebatch_commit_lease_timeouts_total",
     "Waits for a dataset's commit lease that gave up, by user (restate, rewrite)",
@@ -180,11 +188,19 @@ def wait(
 
 @contextmanager
 def holding(
-    dataset_id: str, *, seconds: float, check: Callable[[], None], user: str
+    dataset_id: str,
+    *,
+    seconds: float,
+    check: Callable[[], None],
+    user: str,
+    operation: str | None = None,
 ) -> Iterator[int]:
-    """The lease for the length of the block (waited for as `wait` does), then released."""
+    """The lease for the length of the block (waited for as `wait` does), then released; the
+    hold is observed in `icebatch_commit_lease_held_seconds` under `operation` (default: `user`)."""
     token = wait(dataset_id, seconds=seconds, check=check, user=user)
+    began = time.monotonic()
     try:
         yield token
     finally:
         release(dataset_id, token)
+        LEASE_HELD.labels(operation or user).observe(time.monotonic() - began)

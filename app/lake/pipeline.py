@@ -252,7 +252,9 @@ def _holding(it: _Run[P, R]) -> Iterator[int | None]:
         return
     check = it.job.check_lease if it.job is not None else _nothing
     user = "restate" if it.op.kind is OperationKind.RESTATE else "rewrite"
-    with lease.holding(spec.dataset_id, seconds=spec.wait_seconds, check=check, user=user) as t:
+    with lease.holding(
+        spec.dataset_id, seconds=spec.wait_seconds, check=check, user=user, operation=it.op.kind
+    ) as t:
         yield t
 
 

@@ -1,0 +1,111 @@
+"""A rewrite (vacuum, compaction) plans and writes its files outside the dataset's commit lease
+and holds the lease for its commit only: a restatement group commits while a vacuum writes its
+files, and the vacuum's hold is measured (`icebatch_commit_lease_held_seconds`)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy import select
+
+from app.db import session_scope
+from app.lake import lease
+from app.models import Job
+from tests.fixtures.batches import csv_rows, ids, ingest
+from tests.fixtures.datasets import EVENTS
+from tests.fixtures.spark import RunJobs
+from workers.celery_app import celery
+from workers.maintenance import rewrite
+
+pytestmark = pytest.mark.spark
+
+
+def run(job_id: str) -> None:
+    """What a worker does with the job's message."""
+    with session_scope() as session:
+        task_name = session.scalar(select(Job.task_name).where(Job.id == job_id))
+    assert task_name is not None
+    celery.tasks[task_name](job_id)
+
+
+def held(operation: str) -> tuple[float, float]:
+    """(count, sum) of the lease holds observed for `operation` so far in this process."""
+    found = {
+        s.name: s.value
+        for m in lease.LEASE_HELD.collect()
+        for s in m.samples
+        if s.labels.get("operation") == operation
+    }
+    return (
+        found.get("icebatch_commit_lease_held_seconds_count", 0.0),
+        found.get("icebatch_commit_lease_held_seconds_sum", 0.0),
+    )
+
+
+def test_a_group_commits_while_a_vacuum_writes_and_the_vacuum_holds_the_lease_briefly(
+    client: TestClient, run_jobs: RunJobs, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    did = client.post("/v1/datasets", json=EVENTS).json()["id"]
+    for recs in ([(1, "u1"), (2, "u2")], [(3, "u3"), (4, "u1")]):
+        ingest(client, run_jobs, did, "csv", {"a.csv": csv_rows(recs, day=1)})
+    client.post(
+        "/v1/privacy/jobs", json={"dataset_ids": [did], "column": "user_id", "values": ["u1"]}
+    )
+    run_jobs()
+    assert ids(client, did) == [2, 3]
+
+    paused, resume = threading.Event(), threading.Event()
+    real = rewrite.failpoint
+
+    def pausing(name: str) -> None:
+        real(name)
+        if name == "after-purge-data":  # its new files are written; the lease is not taken yet
+            paused.set()
+            assert resume.wait(120)
+
+    monkeypatch.setattr(rewrite, "failpoint", pausing)
+    vacuum = client.post(f"/v1/datasets/{did}/vacuum", json={"mode": "full"}).json()["id"]
+    vacuum_holds = held("vacuum")
+    failed: list[BaseException] = []
+
+    def run_vacuum() -> None:
+        try:
+            run(vacuum)
+        except BaseException as exc:  # reported by the test's thread
+            failed.append(exc)
+
+    worker = threading.Thread(target=run_vacuum)
+    began = time.monotonic()
+    worker.start()
+    try:
+        assert paused.wait(120), failed
+        # the vacuum has written its files: a GDPR delete commits now, without waiting for it
+        gdpr: dict[str, Any] = client.post(
+            "/v1/privacy/jobs",
+            json={"dataset_ids": [did], "column": "user_id", "values": ["u2"]},
+        ).json()
+        group_holds = held("restate")
+        run(gdpr["datasets"][0]["job_id"])
+        assert client.get(f"/v1/privacy/jobs/{gdpr['id']}").json()["status"] == "complete"
+        assert held("restate")[0] == group_holds[0] + 1
+        group_hold = held("restate")[1] - group_holds[1]
+        assert worker.is_alive()  # still paused: the group did not wait for the vacuum
+    finally:
+        resume.set()
+        worker.join(300)
+    assert not failed, failed
+    total = time.monotonic() - began
+    job = client.get(f"/v1/jobs/{vacuum}").json()
+    assert job["state"] == "succeeded", job
+    assert job["result"]["rows_purged"] == 2  # u1's rows; u2's tombstone came after its start
+    assert ids(client, did) == [3]  # the tombstone committed during the vacuum still applies
+    count, hold = held("vacuum")
+    assert count == vacuum_holds[0] + 1
+    vacuum_hold = hold - vacuum_holds[1]
+    print(f"vacuum: {total:.2f} s, lease held {vacuum_hold:.3f} s; group commit {group_hold:.3f} s")
+    # the lease is held for the commit only, not for the scan and the Spark rewrite
+    assert vacuum_hold < total / 4
