@@ -106,6 +106,11 @@ def test_a_group_commits_while_a_vacuum_writes_and_the_vacuum_holds_the_lease_br
     count, hold = held("vacuum")
     assert count == vacuum_holds[0] + 1
     vacuum_hold = hold - vacuum_holds[1]
-    print(f"vacuum: {total:.2f} s, lease held {vacuum_hold:.3f} s; group commit {group_hold:.3f} s")
-    # the lease is held for the commit only, not for the scan and the Spark rewrite
-    assert vacuum_hold < total / 4
+    print(
+        f"vacuum {total:.2f} s {job['result']['timings']}, lease held {vacuum_hold:.3f} s; "
+        f"group commit {group_hold:.3f} s"
+    )
+    # the lease is held for the commit only: within the job's commit stage (from the end of
+    # its plan, files written, to its record), never over the scan and the Spark rewrite
+    timings = job["result"]["timings"]
+    assert vacuum_hold <= timings["commit"], timings
