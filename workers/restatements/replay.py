@@ -21,11 +21,11 @@ from pyspark.sql import functions as F
 from app.lake.tables import TIME_TRANSFORMS
 from workers.spark.progress import SparkProgress
 from workers.uploads.inputs import StagedFile
+from workers.uploads.outcome import file_level_errors
 from workers.uploads.rows import (
     INVALID,
     checked_rows,
     explain_invalid,
-    file_level_errors,
     validated_frame,
 )
 
