@@ -314,6 +314,65 @@ def test_parquet_small_path_equals_spark(both_paths: Any, files: dict[str, bytes
     assert small[1] == spark[1]
 
 
+def replayed(
+    client: TestClient, run_jobs: RunJobs, dataset_id: str, fmt: str, files: dict[str, bytes]
+) -> dict[str, Any]:
+    """A base batch of two rows, then `files` as its replay: the replay batch once run."""
+    base = ingest(client, run_jobs, dataset_id, "csv", {"base.csv": b"id\n1\n2\n"})
+    assert base["status"] == "success", base
+    opened = client.post(
+        "/v1/batches",
+        json={
+            "dataset_id": dataset_id,
+            "format": fmt,
+            "replay": {"predecessors": [base["id"]], "reason": "parity"},
+        },
+    )
+    assert opened.status_code == 201, opened.text
+    batch_id = opened.json()["id"]
+    for name, body in files.items():
+        put = client.put(f"/v1/batches/{batch_id}/files/{name}", content=body)
+        assert put.status_code == 201, put.text
+    done = client.post(f"/v1/batches/{batch_id}", params={"action": "COMPLETE"})
+    assert done.json()["job"]["kind"] == "replay", done.text
+    run_jobs()
+    return client.get(f"/v1/batches/{batch_id}").json()
+
+
+@settings(max_examples=4, deadline=None, suppress_health_check=list(HealthCheck))
+@given(
+    fmt_files=st.one_of(
+        csv_batches().map(lambda f: ("csv", f)), parquet_batches().map(lambda f: ("parquet", f))
+    )
+)
+def test_a_small_replay_stages_what_spark_stages(
+    client: TestClient,
+    run_jobs: RunJobs,
+    monkeypatch: pytest.MonkeyPatch,
+    fmt_files: tuple[str, dict[str, bytes]],
+) -> None:
+    """A replay's rows staged without Spark (`replay.stage_small`) and by Spark: the same
+    outcome, errors and stage, and after its commit the same table (rows, types, layout)."""
+    from app.config import get_settings
+
+    fmt, files = fmt_files
+    results = []
+    for limit in (0, 1 << 20):  # Spark, then the small path
+        monkeypatch.setattr(get_settings(), "small_batch_bytes", limit)
+        spec = {
+            "name": f"replay{next(_names)}",
+            "schema": SCHEMA,
+            "partition": [{"column": "ts", "transform": "day"}],
+        }
+        dataset = client.post("/v1/datasets", json=spec).json()
+        batch = replayed(client, run_jobs, dataset["id"], fmt, files)
+        results.append((outcome(client, batch), contents(client, dataset)))
+    (spark_outcome, spark_table), (small_outcome, small_table) = results
+    event(f"replay {fmt}: {small_outcome[0]}")
+    assert masked(small_outcome) == masked(spark_outcome)
+    assert small_table == spark_table
+
+
 @pytest.mark.parametrize("crash_at", ["ingest-spark", "after-ingest-commit"])
 def test_a_retried_small_ingest_appends_once(
     client: TestClient, run_jobs: RunJobs, monkeypatch: pytest.MonkeyPatch, crash_at: str
