@@ -78,6 +78,10 @@ class Settings(BaseSettings):
     reconcile_seconds: float = 5.0
     outbox_grace_seconds: float = 10.0
     max_error_rows: int = 100
+    # an ingest or replay whose input files total at most this many bytes (CSV or Parquet, a
+    # schema of top-level primitives) is checked in Python and written with PyIceberg, with
+    # no Spark job (workers/uploads/small.py); 0: always Spark
+    small_batch_bytes: int = Field(default=4 * 1024 * 1024, ge=0)
     db_pool_size: int = 20
     db_max_overflow: int = 20
     # a metadata store that is down must answer fast (503), never hang a request or a worker

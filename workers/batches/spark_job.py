@@ -9,12 +9,11 @@ from pyspark.sql import SparkSession
 
 from workers.spark.progress import SparkProgress
 from workers.uploads.inputs import StagedFile
+from workers.uploads.outcome import IngestOutcome, file_level_errors
 from workers.uploads.rows import (
     INVALID,
-    IngestOutcome,
     checked_rows,
     explain_invalid,
-    file_level_errors,
     validated_frame,
 )
 

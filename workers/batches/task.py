@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import logging
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from pyiceberg.table import Table
 
@@ -24,7 +26,11 @@ from app.models import Dataset
 from workers.celery_app import job_task
 from workers.runtime import JobContext, PermanentJobError
 from workers.spark.progress import tracked
+from workers.uploads import small
 from workers.uploads.inputs import StagedFile
+from workers.uploads.outcome import IngestOutcome
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -37,21 +43,42 @@ class Batch:
 
 class Ingest:
     """`pipeline.Operation` of an ingest: one Spark append (its rows checked inside the write)
-    with the batch's id in the snapshot summary. No commit lease: appends commute."""
+    with the batch's id in the snapshot summary. No commit lease: appends commute.
+
+    A small batch (`ICEBATCH_SMALL_BATCH_BYTES`) is read and checked in Python instead and
+    appended with PyIceberg (`workers.uploads.small`): the same rows, layout and outcomes,
+    without a Spark job; input whose reading only Spark decides goes to Spark after all."""
 
     kind = OperationKind.INGEST
 
     def __init__(self, ctx: JobContext, batch: Batch) -> None:
         self.ctx, self.batch, self.request_id = ctx, batch, ctx.request_id
         self.spark: Any = None
+        self.small: small.SmallRead | None = None
+        self.written: list[str] = []  # the small path's data files, until they commit
+        self.io: Any = None
 
     def plan(self, table: Table) -> Batch:
-        from workers.spark.session import get_spark
-
-        # the job's session from here to its commit (a JVM lost meanwhile fails this attempt)
-        self.spark = get_spark()
         self.ctx.set_stage(Stage.VALIDATING, 0.01)
+        self.small = self._read_small(table)
+        if self.small is None:
+            from workers.spark.session import get_spark
+
+            # the job's session from here to its commit (a JVM lost meanwhile fails this attempt)
+            self.spark = get_spark()
         return self.batch
+
+    def _read_small(self, table: Table) -> small.SmallRead | None:
+        settings, batch = get_settings(), self.batch
+        schema = user_schema(table.schema())
+        limit = settings.small_batch_bytes
+        if not small.eligible(batch.files, batch.format, schema, table.spec(), limit):
+            return None
+        try:
+            return small.read_small(batch.files, batch.format, schema, settings.max_error_rows)
+        except small.NeedsSpark as exc:
+            log.info("batch %s goes to Spark: %s", batch.id, exc)
+            return None
 
     def summary(self, plan: Batch) -> Summary:
         return Summary(self.kind, self.request_id, batch_id=plan.id)
@@ -63,6 +90,8 @@ class Ingest:
             self.ctx.check_lease()
             self.ctx.stage = Stage.WRITING
 
+        if self.small is not None:
+            return self._commit_small(table, plan, summary, self.small, before_commit)
         spark = self.spark
         with tracked(self.ctx, spark, f"ingest batch {plan.id}") as progress:
             outcome = ingest(
@@ -78,17 +107,47 @@ class Ingest:
                 max_errors=get_settings().max_error_rows,
             )
         if outcome.errors:
-            with self.ctx.fenced() as session:
-                batch_service.fail(session, plan.id, outcome.errors, outcome.row_count)
-            raise PermanentJobError(
-                f"batch {plan.id} has invalid input; see the batch's errors",
-                {"errors": len(outcome.errors)},
-            )
+            self._reject(plan, outcome)
         self.ctx.set_stage(Stage.COMMITTED, 0.98)
         return None  # Spark's append says no snapshot: the pipeline finds it by request id
 
+    def _commit_small(
+        self,
+        table: Table,
+        plan: Batch,
+        summary: Summary,
+        read: small.SmallRead,
+        before_commit: Callable[[], None],
+    ) -> Committed:
+        """The small path's write, at the points Spark's has them: file-level errors before
+        the lease check, bad rows after it (Spark finds them while writing)."""
+        if read.file_level:
+            self._reject(plan, read.outcome)
+        before_commit()
+        self.ctx.beat()  # the stage as Spark's progress heartbeat records it while writing
+        if read.rows is None:
+            self._reject(plan, read.outcome)
+        assert read.rows is not None
+        files = small.data_files(table, read.rows, plan.id)
+        self.io, self.written = table.io, [f.file_path for f in files]
+        snapshot = small.append(table, files, summary.properties())
+        self.ctx.set_stage(Stage.COMMITTED, 0.98)
+        return Committed.of(snapshot)
+
+    def _reject(self, plan: Batch, outcome: IngestOutcome) -> NoReturn:
+        with self.ctx.fenced() as session:
+            batch_service.fail(session, plan.id, outcome.errors, outcome.row_count)
+        raise PermanentJobError(
+            f"batch {plan.id} has invalid input; see the batch's errors",
+            {"errors": len(outcome.errors)},
+        )
+
     def discard(self, plan: Batch) -> None:
-        """Nothing: Spark removes a failed append's files; the staged files serve a retry."""
+        """The small path's written files; nothing of Spark's (Spark removes a failed append's
+        files). The staged files serve a retry."""
+        for path in self.written:
+            self.io.delete(path)
+        self.written = []
 
     def record(self, committed: Committed, plan: Batch | None) -> IngestResult:
         assert committed.snapshot is not None

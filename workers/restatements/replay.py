@@ -3,11 +3,14 @@
 A replay must commit its rows and its predecessors' tombstones in one snapshot, under the
 dataset's commit lease, without an engine retrying on another parent. So Spark only writes the
 files (one Iceberg partition per file: the rows are split by Iceberg's own transform functions)
-and the group committer registers them later, together with the tombstones.
+and the group committer registers them later, together with the tombstones. A small replay
+(`ICEBATCH_SMALL_BATCH_BYTES`) is read, checked and written in Python instead (`stage_small`,
+the small ingest's reader and writer: `workers.uploads.small`).
 """
 
 from __future__ import annotations
 
+import logging
 import uuid
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,15 +23,17 @@ from pyspark.sql import functions as F
 
 from app.lake.tables import TIME_TRANSFORMS
 from workers.spark.progress import SparkProgress
+from workers.uploads import small
 from workers.uploads.inputs import StagedFile
+from workers.uploads.outcome import file_level_errors
 from workers.uploads.rows import (
     INVALID,
     checked_rows,
     explain_invalid,
-    file_level_errors,
     validated_frame,
 )
 
+log = logging.getLogger(__name__)
 # Iceberg's Spark functions for the time transforms: year -> system.years, …
 FUNCTIONS: dict[type, str] = {type(t): f"{name}s" for name, t in TIME_TRANSFORMS.items()}
 
@@ -39,6 +44,36 @@ class StageOutcome:
     folder: str | None = None
     errors: list[dict[str, Any]] = field(default_factory=list)
     row_count: int = 0
+
+
+def staged_folder(table: Table, batch_id: str) -> str:
+    return f"{table.location().rstrip('/')}/data/staged-{batch_id}-{uuid.uuid4().hex[:8]}"
+
+
+def stage_small(
+    table: Table,
+    *,
+    schema: Schema,
+    files: list[StagedFile],
+    fmt: str,
+    batch_id: str,
+    limit: int,
+    max_errors: int = 100,
+) -> StageOutcome | None:
+    """`stage` without Spark for a small batch: the same rows, files and errors, or None when
+    the batch needs Spark (too large, a layout or a value only Spark reads exactly)."""
+    if not small.eligible(files, fmt, schema, table.spec(), limit):
+        return None
+    try:
+        read = small.read_small(files, fmt, schema, max_errors)
+    except small.NeedsSpark as exc:
+        log.info("replay batch %s goes to Spark: %s", batch_id, exc)
+        return None
+    if read.rows is None:
+        return StageOutcome(errors=read.outcome.errors, row_count=read.outcome.row_count)
+    folder = staged_folder(table, batch_id)
+    written = small.data_files(table, read.rows, batch_id, folder=folder)
+    return StageOutcome(paths=sorted(f.file_path for f in written), folder=folder)
 
 
 def partition_column(catalog: str, transform: Transform[Any, Any], source: str) -> Column:
@@ -82,7 +117,7 @@ def stage(
         keys.append(name)
     if keys:
         rows = rows.repartition(*keys).sortWithinPartitions(*keys)
-    folder = f"{table.location().rstrip('/')}/data/staged-{batch_id}-{uuid.uuid4().hex[:8]}"
+    folder = staged_folder(table, batch_id)
     progress.phase("writing", 0.05, 0.95)
     try:
         rows.write.partitionBy(*keys).option("compression", "zstd").parquet(folder)

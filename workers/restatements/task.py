@@ -49,9 +49,7 @@ def restate(ctx: JobContext) -> RestatementResult:
 
 def stage_replay(ctx: JobContext) -> None:
     """Write the replay batch's rows as uncommitted files; the restatement becomes ready."""
-    from workers.restatements.replay import stage
-    from workers.spark.progress import SparkProgress
-    from workers.spark.session import get_spark
+    from workers.restatements.replay import stage, stage_small
 
     with ctx.fenced() as session:
         restatement = session.get(Restatement, ctx.subject_id)
@@ -63,23 +61,37 @@ def stage_replay(ctx: JobContext) -> None:
         files = [StagedFile(f.name, Path(f.path)) for f in batches.files(session, batch.id)]
         batch_id, fmt, identifier = batch.id, batch.format, dataset.table_identifier
     table = tables.ensure_properties(get_catalog().load_table(identifier))
-    spark = get_spark()
-    spark.sparkContext.setJobGroup(ctx.request_id, f"replay batch {batch_id}", True)
-    progress = SparkProgress(spark.sparkContext, ctx.request_id)
-    ctx.progress_fn = progress.value
+    settings = get_settings()
     ctx.set_stage(Stage.STAGING, 0.01)
-    staged = stage(
-        spark,
-        catalog=get_settings().catalog_name,
-        table=table,
+    staged = stage_small(
+        table,
         schema=user_schema(table.schema()),
         files=files,
         fmt=fmt,
         batch_id=batch_id,
-        progress=progress,
-        max_errors=get_settings().max_error_rows,
+        limit=settings.small_batch_bytes,
+        max_errors=settings.max_error_rows,
     )
-    ctx.progress_fn = None
+    if staged is None:
+        from workers.spark.progress import SparkProgress
+        from workers.spark.session import get_spark
+
+        spark = get_spark()
+        spark.sparkContext.setJobGroup(ctx.request_id, f"replay batch {batch_id}", True)
+        progress = SparkProgress(spark.sparkContext, ctx.request_id)
+        ctx.progress_fn = progress.value
+        staged = stage(
+            spark,
+            catalog=settings.catalog_name,
+            table=table,
+            schema=user_schema(table.schema()),
+            files=files,
+            fmt=fmt,
+            batch_id=batch_id,
+            progress=progress,
+            max_errors=settings.max_error_rows,
+        )
+        ctx.progress_fn = None
     if staged.errors:
         with ctx.fenced() as session:  # the batch fails when the job does (restatement release)
             batch_service.record_errors(session, batch_id, staged.errors, staged.row_count)

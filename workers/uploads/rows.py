@@ -4,9 +4,7 @@ invalid, and invalid rows explained. Shared by the ingest job and by replay stag
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from itertools import groupby
-from typing import Any
 
 from pyiceberg.schema import Schema
 from pyiceberg.types import (
@@ -23,17 +21,10 @@ from pyspark.sql import types as T
 
 from app.lake.types import BATCH_COLUMN
 from workers.spark.types import spark_schema, spark_type
-from workers.uploads.explain import RowError, check_csv_header, explain_file, parquet_file_errors
 from workers.uploads.inputs import StagedFile, csv_header, parquet_schema
+from workers.uploads.outcome import INVALID, IngestOutcome, explain_bad_files
 
 BAD, FILE, CORRUPT = "__bad", "__file", "__corrupt"
-INVALID = "ICEBATCH_INVALID_ROW: a row does not match the dataset schema"
-
-
-@dataclass
-class IngestOutcome:
-    row_count: int = 0
-    errors: list[dict[str, Any]] = field(default_factory=list)
 
 
 def _bad_cast(raw: Column, typed: Column) -> Column:
@@ -150,16 +141,6 @@ def _any(flags: list[Column]) -> Column:
     return result
 
 
-def file_level_errors(files: list[StagedFile], fmt: str, schema: Schema) -> list[RowError]:
-    errors: list[RowError] = []
-    for f in files:
-        if fmt == "csv":
-            errors.extend(check_csv_header(f.path, f.name, schema))
-        elif fmt == "parquet":
-            errors.extend(parquet_file_errors(f.path, f.name, schema))
-    return errors
-
-
 READERS: dict[str, Callable[[SparkSession, list[StagedFile], Schema, bool], DataFrame]] = {
     "csv": _read_csv,
     "json": _read_json,
@@ -199,38 +180,4 @@ def explain_invalid(
         F.count(F.lit(1)).alias("rows"), F.sum(F.col(BAD).cast("long")).alias("bad")
     )
     per_file = {r[FILE]: (int(r["rows"]), int(r["bad"] or 0)) for r in stats.collect()}
-    row_count = sum(rows for rows, _ in per_file.values())
-    bad_files = [f for f in files if per_file.get(f.path.name, (0, 0))[1] > 0]
-    errors = _explain(bad_files, fmt, schema, per_file, max_errors)
-    return IngestOutcome(
-        row_count,
-        errors or [{"file": None, "row": None, "field": None, "value": None, "reason": INVALID}],
-    )
-
-
-def _explain(
-    bad_files: list[StagedFile],
-    fmt: str,
-    schema: Schema,
-    per_file: dict[str, tuple[int, int]],
-    max_errors: int,
-) -> list[dict[str, Any]]:
-    errors: list[dict[str, Any]] = []
-    for f in bad_files:
-        room = max_errors - len(errors)
-        if room <= 0:
-            break
-        found = explain_file(f.path, f.name, fmt, schema, limit=room)  # type: ignore[arg-type]
-        if not found:
-            bad = per_file[f.path.name][1]
-            found = [
-                RowError(
-                    f.name,
-                    None,
-                    None,
-                    None,
-                    f"{bad} rows could not be converted to the dataset schema",
-                )
-            ]
-        errors.extend(e.as_dict() for e in found)
-    return errors
+    return explain_bad_files(files, fmt, schema, per_file, max_errors)

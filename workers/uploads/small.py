@@ -1,0 +1,427 @@
+"""Small batches without Spark: a batch's files read, typed and checked in Python, as the Spark
+ingest (`workers.uploads.rows`) would, for inputs small enough that a Spark job's fixed cost
+dominates (`ICEBATCH_SMALL_BATCH_BYTES`).
+
+The rule is parity, not a second dialect: every value is decided exactly as Spark's reader and
+its casts (`spark.sql.ansi.enabled=false`, session time zone UTC) decide it, or not at all —
+input whose meaning in Spark is not certain here (a number with a decimal point for an int, a
+timestamp with an offset, a CSV line with a stray quote, …) raises `NeedsSpark`, and the batch
+goes through the Spark job as before. Rejections are explained by the same code as Spark's
+(`explain_bad_files`), so outcomes and messages are the same.
+"""
+
+from __future__ import annotations
+
+import base64
+import csv
+import re
+import uuid
+from dataclasses import dataclass
+from datetime import UTC, date, datetime
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+from pyiceberg import types as ice
+from pyiceberg.io.pyarrow import schema_to_pyarrow
+from pyiceberg.manifest import DataFile
+from pyiceberg.partitioning import (
+    PartitionFieldValue,
+    PartitionKey,
+    PartitionSpec,
+    partition_record_value,
+)
+from pyiceberg.schema import Schema
+from pyiceberg.table import Table
+from pyiceberg.table.locations import load_location_provider
+from pyiceberg.table.snapshots import Snapshot
+from pyiceberg.transforms import (
+    DayTransform,
+    HourTransform,
+    IdentityTransform,
+    MonthTransform,
+    YearTransform,
+)
+
+from app.lake import commit as lake_commit
+from app.lake.types import BATCH_COLUMN
+from workers.uploads.inputs import StagedFile
+from workers.uploads.outcome import IngestOutcome, explain_bad_files, file_level_errors
+
+FORMATS = ("csv", "parquet")
+UNSORTED_ORDER_ID = 0
+_ARROW_TRANSFORMS = (IdentityTransform, YearTransform, MonthTransform, DayTransform, HourTransform)
+
+
+class NeedsSpark(Exception):
+    """The input holds something only Spark can decide exactly: run the Spark job."""
+
+
+@dataclass
+class SmallRead:
+    """A small batch read: its typed rows (user columns, no `_batch_id`) when every row is
+    valid; else the outcome Spark's ingest would report. `file_level` says the errors came from
+    the files' headers or footers (found before any row is read, as in Spark's job)."""
+
+    rows: pa.Table | None
+    outcome: IngestOutcome
+    file_level: bool = False
+
+
+def eligible(
+    files: list[StagedFile], fmt: str, schema: Schema, spec: PartitionSpec, limit: int
+) -> bool:
+    """Whether a batch may take the small path: CSV or Parquet, at most `limit` bytes in all,
+    a schema of top-level primitives, a partition spec PyArrow can compute (identity, time)."""
+    if limit <= 0 or fmt not in FORMATS or not files:
+        return False
+    if any(not isinstance(f.field_type, ice.PrimitiveType) for f in schema.fields):
+        return False
+    if not all(isinstance(p.transform, _ARROW_TRANSFORMS) for p in spec.fields):
+        return False
+    try:
+        return sum(f.path.stat().st_size for f in files) <= limit
+    except OSError:
+        return False
+
+
+def read_small(files: list[StagedFile], fmt: str, schema: Schema, max_errors: int) -> SmallRead:
+    """The batch's rows typed to `schema` (without `_batch_id`), or its rejection.
+
+    Raises NeedsSpark when a value's fate in Spark is not certain here.
+    """
+    file_errors = file_level_errors(files, fmt, schema)
+    if file_errors:
+        return SmallRead(
+            None, IngestOutcome(errors=[e.as_dict() for e in file_errors[:max_errors]]), True
+        )
+    reader = _read_csv if fmt == "csv" else _read_parquet
+    tables, per_file = [], {}
+    for f in files:
+        table, bad = reader(f.path, schema)
+        tables.append(table)
+        per_file[f.path.name] = (table.num_rows, bad)
+    if any(bad for _, bad in per_file.values()):
+        return SmallRead(None, explain_bad_files(files, fmt, schema, per_file, max_errors))
+    rows = pa.concat_tables(tables) if tables else schema_to_pyarrow(schema).empty_table()
+    return SmallRead(rows, IngestOutcome(row_count=rows.num_rows))
+
+
+# --- CSV: Spark's reader (header, PERMISSIVE, one record a line, `"` quotes and escapes) ------
+_SIMPLE_FIELD = r'(?:"(?:[^"]|"")*"|[^",]*)'
+_SIMPLE_LINE = re.compile(rf"{_SIMPLE_FIELD}(?:,{_SIMPLE_FIELD})*")
+
+
+def _cells(line: str) -> list[str]:
+    if '"' not in line:
+        return line.split(",")
+    if not _SIMPLE_LINE.fullmatch(line):  # a quote inside an unquoted field, an open quote, …
+        raise NeedsSpark("a CSV line whose quoting only Spark's parser decides")
+    return next(csv.reader([line]))
+
+
+def _lines(path: Path) -> list[str]:
+    raw = path.read_bytes()
+    if raw.startswith(b"\xef\xbb\xbf") or b"\x00" in raw:
+        raise NeedsSpark("a byte-order mark or a NUL byte")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise NeedsSpark("not valid UTF-8") from exc
+    text = text.replace("\r\n", "\n")
+    if "\r" in text:
+        raise NeedsSpark("a lone carriage return")
+    return text.split("\n")
+
+
+def _read_csv(path: Path, schema: Schema) -> tuple[pa.Table, int]:
+    lines = _lines(path)
+    if not lines[0]:
+        raise NeedsSpark("a blank line before the header")
+    header = _cells(lines[0])
+    columns = {f.name: header.index(f.name) for f in schema.fields if f.name in header}
+    values: dict[str, list[Any]] = {f.name: [] for f in schema.fields}
+    bad_rows = 0
+    for line in lines[1:]:
+        if not line:
+            continue  # Spark skips blank lines
+        if not line.strip():
+            raise NeedsSpark("a line of whitespace")
+        cells = _cells(line)
+        if len(cells) != len(header):
+            raise NeedsSpark("a row whose cells do not match the header")
+        bad = False
+        for f in schema.fields:
+            position = columns.get(f.name)
+            value = None if position is None else _cast_text(f.field_type, cells[position])
+            if value is _BAD:
+                bad, value = True, None
+            if value is None and f.required:
+                bad = True
+            values[f.name].append(value)
+        bad_rows += bad
+    arrow = schema_to_pyarrow(schema)
+    if bad_rows:  # the rows are never written: only the count matters
+        return pa.table({"n": pa.nulls(len(values[schema.fields[0].name]))}), bad_rows
+    return pa.table(
+        [pa.array(values[f.name], type=arrow.field(f.name).type) for f in schema.fields],
+        schema=arrow,
+    ), 0
+
+
+class _Bad:
+    """A cell Spark's cast turns into null (a bad value)."""
+
+
+_BAD: Any = _Bad()
+_INT = re.compile(r"[+-]?[0-9]+")
+_FLOAT = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+_DECIMAL = re.compile(r"[+-]?[0-9]{1,38}(?:\.[0-9]{1,38})?")
+_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+_TIMESTAMP = re.compile(
+    r"[0-9]{4}-[0-9]{2}-[0-9]{2}(?:[ T][0-9]{2}:[0-9]{2}(?::[0-9]{2}(?:\.[0-9]{1,6})?)?)?"
+)
+_BASE64 = re.compile(r"(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?")
+_TRUE, _FALSE = {"t", "true", "y", "yes", "1"}, {"f", "false", "n", "no", "0"}
+_INT_RANGES: dict[type, int] = {ice.IntegerType: 2**31, ice.LongType: 2**63}
+_SPECIAL = {"inf": np.inf, "+inf": np.inf, "infinity": np.inf, "+infinity": np.inf}
+_SPECIAL |= {"-inf": -np.inf, "-infinity": -np.inf, "nan": np.nan}
+_JAVA_NAN = {"NaN", "+NaN", "-NaN", "Infinity", "+Infinity", "-Infinity"}
+_FLOAT32_OVERFLOW = Fraction(2**128 - 2**103)  # Float.parseFloat rounds to infinity from here
+
+
+def _cast_text(t: ice.IcebergType, cell: str) -> Any:
+    """A CSV cell as Spark's cast of the string reads it: a value, None (empty cell: null), or
+    _BAD (the cast gives null). Raises NeedsSpark where Spark's lenient parsing might differ."""
+    if cell == "":
+        return None
+    kind = type(t)
+    if kind is ice.StringType:
+        return cell
+    if cell[0] <= " " or cell[-1] <= " ":  # Spark trims these first; keep to the plain forms
+        raise NeedsSpark("a value with leading or trailing whitespace")
+    if kind is ice.BooleanType:
+        lowered = cell.lower() if cell.isascii() else ""
+        return True if lowered in _TRUE else False if lowered in _FALSE else _BAD
+    if kind in _INT_RANGES:
+        if _INT.fullmatch(cell):
+            number, bound = int(cell), _INT_RANGES[kind]
+            return number if -bound <= number < bound else _BAD
+        if "." in cell:  # Spark truncates "1.5" to 1
+            raise NeedsSpark("a decimal point in an integer")
+        return _BAD
+    if kind in (ice.FloatType, ice.DoubleType):
+        return _cast_float(cell, kind is ice.FloatType)
+    if isinstance(t, ice.DecimalType):
+        return _cast_decimal(t, cell)
+    if kind is ice.DateType:
+        if _DATE.fullmatch(cell) and not cell.startswith("0000"):
+            try:
+                return date.fromisoformat(cell)
+            except ValueError:
+                return _BAD
+        if cell[0] not in "+-0123456789":
+            return _BAD
+        raise NeedsSpark("a date in a form other than YYYY-MM-DD")
+    if kind in (ice.TimestampType, ice.TimestamptzType):
+        if _TIMESTAMP.fullmatch(cell) and not cell.startswith("0000"):
+            try:
+                parsed = datetime.fromisoformat(cell)
+            except ValueError:
+                return _BAD
+            return parsed.replace(tzinfo=UTC) if kind is ice.TimestamptzType else parsed
+        if cell[0] not in "+-0123456789":
+            return _BAD
+        raise NeedsSpark("a timestamp in a form other than YYYY-MM-DD[ T]HH:MM[:SS[.ffffff]]")
+    if kind is ice.BinaryType:
+        if len(cell) % 4 == 0 and _BASE64.fullmatch(cell):
+            return base64.b64decode(cell, validate=True)
+        raise NeedsSpark("binary text that is not plain padded base64")
+    raise NeedsSpark(f"a {t} column")
+
+
+def _cast_float(cell: str, single: bool) -> Any:
+    lowered = cell.lower()
+    if lowered in _SPECIAL:
+        return _SPECIAL[lowered]
+    if cell in _JAVA_NAN:  # java.lang.Double.parseDouble's own spellings
+        return np.nan if "NaN" in cell else -np.inf if cell[0] == "-" else np.inf
+    if not _FLOAT.fullmatch(cell):
+        if "nan" in lowered or "inf" in lowered or "0x" in lowered or lowered[-1] in "fd":
+            raise NeedsSpark("a number only Java's parser reads")
+        return _BAD
+    if not single:
+        return float(cell)
+    exact = Fraction(Decimal(cell))
+    if abs(exact) >= _FLOAT32_OVERFLOW:
+        return -np.inf if exact < 0 else np.inf
+    return float(_nearest_float32(exact, float(cell)))
+
+
+def _nearest_float32(exact: Fraction, approx: float) -> np.float32:
+    """The float32 nearest `exact` (ties to even), as Float.parseFloat rounds it: rounding the
+    double first can be one ulp off."""
+    with np.errstate(over="ignore", under="ignore"):
+        guess = np.float32(approx)
+        candidates = [
+            guess,
+            np.nextafter(guess, np.float32(-np.inf)),
+            np.nextafter(guess, np.float32(np.inf)),
+        ]
+    finite = [c for c in candidates if np.isfinite(c)]
+
+    def key(c: np.float32) -> tuple[Fraction, int]:
+        return abs(Fraction(float(c)) - exact), int(np.float32(c).view(np.uint32)) & 1
+
+    return min(finite, key=key)
+
+
+def _cast_decimal(t: ice.DecimalType, cell: str) -> Any:
+    if not _DECIMAL.fullmatch(cell):
+        if set(cell) <= set("0123456789+-.eE"):
+            raise NeedsSpark("a decimal only Java's BigDecimal reads")
+        return _BAD
+    try:  # Spark rounds half up to the scale, and gives null when the digits do not fit
+        value = Decimal(cell).quantize(Decimal(1).scaleb(-t.scale), rounding=ROUND_HALF_UP)
+    except InvalidOperation:
+        return _BAD
+    digits = len(value.as_tuple().digits)
+    return value if digits <= t.precision else _BAD
+
+
+# --- Parquet: Spark's reader, each column cast to the dataset's type ------------------------
+_REBASE_DAYS = (date(1582, 10, 15) - date(1970, 1, 1)).days
+_REBASE_MICROS = int((datetime(1900, 1, 1, tzinfo=UTC).timestamp()) * 1_000_000)
+
+
+def _ancient(column: pa.ChunkedArray, source: pa.DataType) -> bool:
+    """Whether Spark's Parquet reader would stop at a value of the column (its rebase check
+    of old dates and timestamps, `spark.sql.parquet.datetimeRebaseModeInRead=EXCEPTION`)."""
+    if pa.types.is_date(source):
+        low = pc.min(column.cast(pa.date32()).cast(pa.int32())).as_py()
+        return low is not None and low < _REBASE_DAYS
+    if pa.types.is_timestamp(source):
+        low = pc.min(column.cast(pa.timestamp("us", tz="UTC")).cast(pa.int64())).as_py()
+        return low is not None and low < _REBASE_MICROS
+    return False
+
+
+def _read_parquet(path: Path, schema: Schema) -> tuple[pa.Table, int]:
+    arrow = schema_to_pyarrow(schema)
+    table = pq.read_table(path)
+    columns = []
+    for f in schema.fields:
+        target = arrow.field(f.name).type
+        if f.name not in table.column_names:
+            columns.append(pa.nulls(table.num_rows, target))
+            continue
+        column = table.column(f.name)
+        source = column.type.value_type if pa.types.is_dictionary(column.type) else column.type
+        if pa.types.is_null(source) or (pa.types.is_timestamp(source) and source.unit == "ns"):
+            raise NeedsSpark(f"a Parquet column of type {source}")
+        if pa.types.is_dictionary(column.type):
+            column = column.cast(source)
+        if _ancient(column, source):
+            # Spark refuses to read these from a file it did not write (READ_ANCIENT_DATETIME)
+            raise NeedsSpark("a date before 1582-10-15 or a timestamp before 1900")
+        # lossless casts only (the file checks refused the rest); time zones as Spark's UTC
+        columns.append(column.cast(target))
+    required = [c for f, c in zip(schema.fields, columns, strict=True) if f.required]
+    bad = 0
+    if required:
+        mask = required[0].is_null()
+        for extra in required[1:]:
+            mask = pc.or_(mask, extra.is_null())
+        bad = pc.sum(mask).as_py() or 0
+    if bad:
+        return pa.table({"n": pa.nulls(table.num_rows)}), bad
+    safe = pa.schema([a.with_nullable(True) for a in arrow])
+    out = pa.table(columns, schema=safe)
+    return out.cast(arrow), 0
+
+
+# --- Writing: the table's own layout, as Spark's append writes it ---------------------------
+def data_files(
+    table: Table, rows: pa.Table, batch_id: str, folder: str | None = None
+) -> list[DataFile]:
+    """Write `rows` (typed, without `_batch_id`) with the batch column as the table's data
+    files: one file per partition, Parquet with the table's codec (zstd), field ids, metrics as
+    the table's properties say, the sort order id Spark's append records (0). Every row of a
+    file has the same partition and batch, so each file is in the table's sort order.
+    `folder` puts the files there instead of the table's data folder."""
+    with_batch = rows.append_column(
+        pa.field(BATCH_COLUMN, pa.large_string(), nullable=False),
+        pa.array([batch_id] * rows.num_rows, pa.large_string()),
+    )
+    schema = table.schema()
+    with_batch = with_batch.cast(schema_to_pyarrow(schema))
+    metadata = table.metadata
+    if folder is not None:
+        properties = {**metadata.properties, "write.data.path": folder}
+        metadata = metadata.model_copy(update={"properties": properties})
+    locations = load_location_provider(table.location(), metadata.properties)
+    codec = metadata.properties.get("write.parquet.compression-codec", "zstd")
+    write_uuid, paths = uuid.uuid4(), []
+    for task, (key, part) in enumerate(_partitions(table.spec(), schema, with_batch)):
+        path = locations.new_data_location(f"00000-{task}-{write_uuid}.parquet", key)
+        output = table.io.new_output(path)
+        with output.create() as stream:
+            # no Arrow schema in the footer, as Spark writes none: readers see the
+            # Parquet types (string, not large_string)
+            pq.write_table(part, stream, compression=codec, store_schema=False)
+        paths.append(path)
+    files = lake_commit.data_files(table, paths)
+    for data_file in files:
+        data_file[15] = UNSORTED_ORDER_ID  # what Spark's append records (Iceberg 1.10)
+    return files
+
+
+def _partitions(
+    spec: PartitionSpec, schema: Schema, rows: pa.Table
+) -> list[tuple[PartitionKey | None, pa.Table]]:
+    """The rows split by partition (PyArrow's transforms need pyiceberg-core: the small
+    batch's values go through PyIceberg's Python transforms instead)."""
+    if spec.is_unpartitioned():
+        return [(None, rows)]
+    keyed: dict[tuple[Any, ...], list[int]] = {}
+    transforms = []
+    for f in spec.fields:
+        source_type = schema.find_field(f.source_id).field_type
+        transforms.append((f, f.transform.transform(source_type)))
+    sources = [rows.column(schema.find_column_name(f.source_id)).to_pylist() for f in spec.fields]
+    for position, raw in enumerate(zip(*sources, strict=True)):
+        key = tuple(
+            apply(partition_record_value(f, value, schema))
+            for (f, apply), value in zip(transforms, raw, strict=True)
+        )
+        keyed.setdefault(key, []).append(position)
+    out: list[tuple[PartitionKey | None, pa.Table]] = []
+    for key, positions in keyed.items():
+        values = [PartitionFieldValue(f, v) for f, v in zip(spec.fields, key, strict=True)]
+        partition = PartitionKey(field_values=values, partition_spec=spec, schema=schema)
+        out.append((partition, rows.take(positions)))
+    return out
+
+
+def append(table: Table, files: list[DataFile], properties: dict[str, str]) -> Snapshot:
+    """Commit `files` as one append snapshot carrying `properties`, like Spark's append (a
+    merge append when the table merges manifests; retried on a new parent, as appends commute)."""
+    with table.transaction() as transaction:
+        update = transaction.update_snapshot(snapshot_properties=properties)
+        merging = metadata_bool(table.properties, "commit.manifest-merge.enabled")
+        with update.merge_append() if merging else update.fast_append() as producer:
+            for data_file in files:
+                producer.append_data_file(data_file)
+            snapshot_id = producer.snapshot_id
+    snapshot = table.snapshot_by_id(snapshot_id)
+    assert snapshot is not None
+    return snapshot
+
+
+def metadata_bool(properties: dict[str, str], key: str) -> bool:
+    return properties.get(key, "false").lower() == "true"
