@@ -69,6 +69,7 @@ def test_two_apis_three_workers_and_a_lost_host(service: Service) -> None:
     cluster: SparkCluster = service.spark_cluster  # type: ignore[attr-defined]
     key = service.create_key(new_org())
     service.env["ICEBATCH_JOB_MAX_ATTEMPTS"] = "2"  # a job with no executor fails in ~2 waits
+    service.env["ICEBATCH_SMALL_BATCH_BYTES"] = "0"  # every ingest needs the cluster's executors
     service.env["ICEBATCH_SPARK_CONF"] = service.env["ICEBATCH_SPARK_CONF"].replace(
         "{", f'{{"spark.executorEnv.ICEBATCH_FAILPOINTS": "rewrite-task={TASK_PAUSE}", ', 1
     )

@@ -96,7 +96,9 @@ def test_worker_jvm_killed_mid_job_fails_over_to_a_new_session(service: Service)
     """The JVM of the only worker is killed while an ingest of the mix holds the SparkSession:
     the same worker process starts a new session, that job's second attempt commits it once,
     no other job spends an attempt, and the run matches its model."""
-    # every ingest pauses right after it took the SparkSession: the moment the JVM is killed
+    # every ingest runs in Spark (none through the small-batch path) and pauses right after it
+    # took the SparkSession: the moment the JVM is killed
+    service.env["ICEBATCH_SMALL_BATCH_BYTES"] = "0"
     workload = started(service, failpoints="ingest-spark=2")
     worker = service.processes["worker"].pid
     killed: list[tuple[str, int]] = []

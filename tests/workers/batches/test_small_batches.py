@@ -384,6 +384,7 @@ def test_a_retried_small_ingest_appends_once(
     from app.lake.catalog import get_catalog
     from workers.uploads import small
 
+    run_jobs()  # jobs other tests left queued in this store run now, not into the crash below
     appends: list[int] = []
     append = small.append
 
