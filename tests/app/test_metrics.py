@@ -256,6 +256,7 @@ def test_a_store_that_is_down_leaves_the_last_values(
 
 
 def test_every_metric_an_alert_names_is_exposed(metrics_client: TestClient) -> None:
+    import app.lake.lease  # noqa: F401  (the commit lease's families: every worker has them)
     import workers.metrics  # noqa: F401  (the worker's own families: its /metrics port)
 
     exposed: set[str] = set()
