@@ -104,6 +104,11 @@ def build_session(settings: Settings) -> SparkSession:
         )
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS")
+        # a replay's staged files are plain Parquet written by Spark, which Iceberg reads in the
+        # proleptic Gregorian calendar its own writer uses: no rebase (Spark's default refuses
+        # timestamps before 1900 that an ingest of the same rows, through Iceberg, accepts)
+        .config("spark.sql.parquet.datetimeRebaseModeInWrite", "CORRECTED")
+        .config("spark.sql.parquet.int96RebaseModeInWrite", "CORRECTED")
         .config("spark.sql.iceberg.check-nullability", "false")
         .config("spark.sql.shuffle.partitions", str(settings.spark_shuffle_partitions))
         .config("spark.sql.adaptive.enabled", "true")
