@@ -119,6 +119,9 @@ def test_handler_errors_retry_then_fail(client: TestClient) -> None:
 
 def test_a_queued_job_whose_message_was_lost_is_published_again(client: TestClient) -> None:
     """E.g. the embedded broker's message vanished with a killed worker before any claim."""
+    # jobs other tests left in this store (a running one whose heartbeat went stale) are
+    # re-queued now, with fresh messages, so that the counts below are this job's
+    reconciler.reconcile_once()
     _, job_id = completed_batch(client)
     [first] = outbox(job_id)
     assert first.published_at is not None
