@@ -3,9 +3,10 @@
 A snapshot that changes tombstones names its list in the summary (`tombstone.file`); a snapshot
 that does not inherits the list of its nearest ancestor that does. A commit writes one *delta*
 segment holding only its new tombstones and a new list = the parent's segments + the delta. When
-`FANOUT` segments of one level pile up they are merged into one segment of the next level (an LSM
-tier), so a commit reads and writes O(new tombstones + list entries), never the whole active set;
-the merges cost O(log n) per tombstone, amortized.
+the delta would make `FANOUT` segments of one level, they are merged with it into one segment of
+the next level instead (an LSM tier; every file a commit writes is in its list), so a commit
+reads and writes O(new tombstones + list entries), never the whole active set; the merges cost
+O(log n) per tombstone, amortized.
 
 A tombstone row: `namespace` (the Iceberg field id of the column), `id` (the value, as text),
 `added_seq` (the sequence number of the snapshot that added it: it hides rows of data files whose
@@ -190,17 +191,22 @@ def _write_segment(io: FileIO, folder: str, rows: pa.Table, level: int, tag: str
     )
 
 
-def _compact(io: FileIO, folder: str, segments: list[Segment], tag: str) -> list[Segment]:
-    """Merge each level that holds FANOUT segments into one segment of the next level."""
-    level = 0
+def _add(
+    io: FileIO, folder: str, segments: list[Segment], delta: pa.Table, tag: str
+) -> list[Segment]:
+    """`segments` with `delta` added at level 0, each level that then holds FANOUT segments
+    merged into one segment of the next. The rows being merged stay in memory up to the level
+    where they settle, so every file written is listed: a delta written and then merged at once
+    was referenced by no snapshot, and such files (one per FANOUT commits) stayed under the table
+    until orphan cleanup, holding back every GDPR erasure of the dataset."""
+    pending, level = delta, 0
     while True:
         same = [s for s in segments if s.level == level]
-        if not same and level > max((s.level for s in segments), default=0):
-            return segments
-        if len(same) >= FANOUT:
-            merged = pa.concat_tables([read_segment(io, s.path) for s in same])
-            segments = [s for s in segments if s.level != level]
-            segments.append(_write_segment(io, folder, merged, level + 1, tag))
+        if len(same) + 1 < FANOUT:
+            return [*segments, _write_segment(io, folder, pending, level, tag)]
+        merged = [read_segment(io, s.path).select(SCHEMA.names).cast(SCHEMA) for s in same]
+        pending = pa.concat_tables([*merged, pending.cast(SCHEMA)])
+        segments = [s for s in segments if s.level != level]
         level += 1
 
 
@@ -244,8 +250,7 @@ def write_commit(
         schema=SCHEMA,
     )
     tag = f"{sequence_number:012d}"
-    segment = _write_segment(io, folder, delta, 0, tag)
-    segments = _compact(io, folder, [*base.segments, segment], tag)
+    segments = _add(io, folder, list(base.segments), delta, tag)
     known = {s.path for s in base.segments}
     written = [s.path for s in segments if s.path not in known]
     listed = TombstoneList(segments, base.materialized_seq)

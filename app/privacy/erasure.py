@@ -122,7 +122,12 @@ def check_erasure(dataset_id: str) -> list[str]:
     held = held_request_ids(table)
     stray = stray_parquet(table, in_flight)
     if stray:
-        log.info("dataset %s: %d unreferenced Parquet files delay erasure", dataset_id, len(stray))
+        log.info(
+            "dataset %s: %d unreferenced Parquet files delay erasure, such as %s",
+            dataset_id,
+            len(stray),
+            ", ".join(sorted(stray)[:5]),
+        )
         return []
     erasable = [
         rid for rid, request_id, seq in candidates if seq <= oldest and request_id not in held
