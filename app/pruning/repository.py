@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from sqlalchemy import ColumnElement, and_, delete, exists, func, not_, or_, select
+from sqlalchemy import ColumnElement, and_, case, delete, exists, func, not_, or_, select
 from sqlalchemy.orm import Session
 
 from app.models import (
@@ -102,15 +102,18 @@ def _gdpr_done(before: datetime) -> ColumnElement[bool]:
 def finished_privacy_jobs(session: Session, before: datetime, limit: int) -> dict[str, int]:
     """Privacy jobs unchanged since `before` whose every GDPR restatement is done
     (`_gdpr_done`), each with its restatements and their jobs (and outbox rows): rows deleted
-    per table."""
-    not_done = (
-        select(Restatement.id)
-        .where(Restatement.privacy_job_id == PrivacyJob.id, not_(_gdpr_done(before)))
-        .exists()
-    )
+    per table.
+
+    One grouped pass over the privacy jobs' restatements, not an anti-join: with the store's
+    statistics stale under load, PostgreSQL planned `NOT EXISTS (… not done …)` as a nested
+    loop over both tables (100,000 privacy jobs: 195 s, past the statement timeout, every pass)."""
+    not_done = func.sum(case((_gdpr_done(before), 0), (Restatement.id.is_(None), 0), else_=1))
     query = (
         select(PrivacyJob.id)
-        .where(PrivacyJob.updated_at < before, not_(not_done))
+        .outerjoin(Restatement, Restatement.privacy_job_id == PrivacyJob.id)
+        .where(PrivacyJob.updated_at < before)
+        .group_by(PrivacyJob.id, PrivacyJob.updated_at)
+        .having(not_done == 0)
         .order_by(PrivacyJob.updated_at, PrivacyJob.id)
         .limit(limit)
     )
