@@ -37,6 +37,7 @@ from app.jobs.kinds import JobKind
 from app.lake import tombstones
 from app.lake.catalog import get_catalog
 from app.models import CdcTenant, CommitLease, Dataset, Job, JobState, OutboxMessage, PrivacyJob
+from app.models.restatement import PASS_LEASE_PREFIX
 
 log = logging.getLogger(__name__)
 KINDS = [k.value for k in JobKind]
@@ -125,7 +126,15 @@ def gather_store(session: Session, now: datetime) -> StoreSample:
     privacy_count, privacy_oldest = session.execute(
         select(func.count(), func.min(PrivacyJob.created_at)).where(PrivacyJob.erased_at.is_(None))
     ).one()
-    leases = session.scalar(select(func.count()).where(CommitLease.expires_at > now)) or 0
+    leases = (
+        session.scalar(
+            select(func.count()).where(
+                CommitLease.expires_at > now,
+                CommitLease.dataset_id.not_like(f"{PASS_LEASE_PREFIX}%"),
+            )
+        )
+        or 0
+    )
     datasets = session.scalar(select(func.count()).select_from(Dataset)) or 0
     datasets_sampled = session.execute(
         select(Dataset.id, Dataset.table_identifier)

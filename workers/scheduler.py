@@ -30,7 +30,7 @@ from app.config import get_settings
 from app.db import session_scope
 from app.errors import Conflict
 from app.jobs.kinds import REWRITE_KINDS, JobKind, TaskName
-from app.lake import retention, rewrite_plan, tombstones, visible
+from app.lake import lease, retention, rewrite_plan, tombstones, visible
 from app.lake.catalog import get_catalog
 from app.maintenance import service as maintenance
 from app.maintenance.schemas import (
@@ -46,6 +46,7 @@ from workers.audit import archive
 from workers.celery_app import celery
 
 log = logging.getLogger(__name__)
+PRUNE_PASS = "prune"
 
 
 @celery.task(name=TaskName.SCHEDULE)
@@ -56,8 +57,14 @@ def schedule_task() -> dict[str, list[str]]:
 @celery.task(name=TaskName.PRUNE)
 def prune_task() -> dict[str, int]:
     """The beat's pruning pass (every `prune_seconds`): rows deleted per table, and the audit
-    events moved to Iceberg (`audit_events`)."""
-    return pruning.prune() | {"audit_events": archive.move_old()}
+    events moved to Iceberg (`audit_events`). One pass at a time across the workers: a pass
+    that outlasts the interval makes the next one a no-op ({}), not a second pass holding
+    another worker slot over the same rows."""
+    with lease.exclusive(PRUNE_PASS) as mine:
+        if not mine:
+            log.info("the previous pruning pass is still running: this one is skipped")
+            return {}
+        return pruning.prune() | {"audit_events": archive.move_old()}
 
 
 def vacuum_reason(table: Table) -> str | None:

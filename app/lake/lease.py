@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import socket
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -32,6 +33,7 @@ from app.db import session_scope
 from app.jobs.kinds import JobKind
 from app.jobs.stages import Stage
 from app.models import CommitLease, Job, JobState
+from app.models.restatement import PASS_LEASE_PREFIX
 
 WAIT_BUCKETS = (0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300)
 # a worker's metrics (its default registry, served on ICEBATCH_WORKER_METRICS_PORT)
@@ -204,3 +206,31 @@ def holding(
     finally:
         release(dataset_id, token)
         LEASE_HELD.labels(operation or user).observe(time.monotonic() - began)
+
+
+@contextmanager
+def exclusive(name: str) -> Iterator[bool]:
+    """The lease of the pass `name` (`pass:<name>`, in the same table as the datasets' commit
+    leases), renewed every third of its period for the length of the block: yields True, or
+    False at once when another process's block holds it (the caller skips its pass). A holder
+    that dies stops renewing: the next pass takes it over within `commit_lease_seconds`."""
+    key = PASS_LEASE_PREFIX + name
+    token = acquire(key)
+    if token is None:
+        yield False
+        return
+    done = threading.Event()
+
+    def keep() -> None:
+        while not done.wait(get_settings().commit_lease_seconds / 3):
+            if not renew(key, token):
+                return  # expired under us: a second pass may start; each is idempotent
+
+    keeper = threading.Thread(target=keep, name=f"lease-{name}", daemon=True)
+    keeper.start()
+    try:
+        yield True
+    finally:
+        done.set()
+        keeper.join()
+        release(key, token)

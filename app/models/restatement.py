@@ -78,6 +78,10 @@ class PrivacyJob(IdMixin, TimestampMixin, Base):
     receipt: Mapped[dict[str, Any] | None] = mapped_column(JSON)
 
 
+# a lease that names a pass, not a dataset (`app.lake.lease.exclusive`)
+PASS_LEASE_PREFIX = "pass:"
+
+
 class CommitLease(Base):
     """Who may commit tombstones to a dataset now; `token` grows with every new holder."""
 

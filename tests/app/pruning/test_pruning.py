@@ -9,7 +9,10 @@ from __future__ import annotations
 import logging
 import math
 import random
+import threading
+import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -450,3 +453,43 @@ def test_the_beat_runs_the_pruning_pass() -> None:
     assert (entry["task"], entry["schedule"]) == ("icebatch.prune", get_settings().prune_seconds)
     assert scheduler.prune_task.name == TaskName.PRUNE
     assert TaskName.PRUNE in periodic_logs.PERIODIC
+
+
+def test_one_pruning_pass_at_a_time(
+    fresh_stack: Environment, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A pass that outlasts the beat's interval makes the next one a no-op (it would hold a
+    second worker slot over the same rows); its lease is renewed while it runs, released after,
+    and taken over once a holder that died stops renewing it."""
+    from app.config import get_settings
+    from app.lake import lease
+    from app.models.restatement import PASS_LEASE_PREFIX
+    from app.pruning import service
+    from workers import scheduler
+
+    monkeypatch.setattr(get_settings(), "commit_lease_seconds", 0.6)
+    started, go = threading.Event(), threading.Event()
+    real = service.prune
+
+    def slow(settings: Any = None) -> dict[str, int]:
+        started.set()
+        assert go.wait(30)
+        return real(settings)
+
+    monkeypatch.setattr(service, "prune", slow)
+    with ThreadPoolExecutor(1) as pool:
+        first = pool.submit(scheduler.prune_task)
+        assert started.wait(30)
+        time.sleep(1.5)  # past two lease periods: only renewals keep it
+        assert scheduler.prune_task() == {}
+        go.set()
+        result = first.result(timeout=60)
+    assert set(service.TABLES) | {"audit_events"} == result.keys()
+
+    monkeypatch.setattr(service, "prune", real)
+    assert scheduler.prune_task().keys() == result.keys()  # released: the next pass runs
+    dead = lease.acquire(PASS_LEASE_PREFIX + scheduler.PRUNE_PASS)  # a holder that dies
+    assert dead is not None
+    assert scheduler.prune_task() == {}
+    time.sleep(0.8)
+    assert scheduler.prune_task().keys() == result.keys()
