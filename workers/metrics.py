@@ -15,7 +15,7 @@ JOB_BUCKETS = (0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 7200, 21600)
 JOB_DURATION = Histogram(
     "icebatch_job_duration_seconds",
     "Time a worker spent on one attempt of a job, by kind and outcome "
-    "(succeeded, failed, retried, lease_lost)",
+    "(succeeded, failed, retried, lease_lost, carried: left to a group commit)",
     ["kind", "outcome"],
     buckets=JOB_BUCKETS,
 )

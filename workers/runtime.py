@@ -42,6 +42,13 @@ class LeaseLost(Exception):
     """The job was re-queued or finished elsewhere; stop without touching it."""
 
 
+class HandedOff(Exception):
+    """The job's work is left to a job that another worker will run: this attempt put the job
+    back in the queue without a message, in the transaction that made its subject ready for
+    that worker (a group commit carries it: `workers/restatements/task.stage_replay`), and that
+    worker settles it. Stop without touching the job."""
+
+
 class PermanentJobError(Exception):
     """A failure that retrying cannot fix (bad input); `result` is kept on the job."""
 
@@ -292,6 +299,9 @@ def _run(ctx: JobContext, handler: Handler) -> None:
     except LeaseLost:
         outcome = "lease_lost"
         log.warning("job %s: lease lost, leaving it to its new owner", job_id)
+    except HandedOff as exc:
+        outcome = "carried"
+        log.info("job %s: %s", job_id, exc)
     except PermanentJobError as exc:
         log.warning("job %s failed: %s", job_id, exc)
         end(Failed(str(exc), stored(exc.result)))
@@ -321,7 +331,7 @@ def _run_through_outages(ctx: JobContext, handler: Handler) -> HandlerResult:
     for resumes in range(MAX_OUTAGE_RESUMES + 1):
         try:
             return handler(ctx)
-        except (LeaseLost, PermanentJobError):
+        except (LeaseLost, HandedOff, PermanentJobError):
             raise
         except Exception as exc:
             if resumes == MAX_OUTAGE_RESUMES or not is_outage(exc):

@@ -6,10 +6,14 @@ import logging
 import shutil
 from pathlib import Path
 
+from sqlalchemy import delete
+
+from app import clock
 from app.batches import repository as batches
 from app.batches import service as batch_service
 from app.config import get_settings
 from app.db import session_scope
+from app.jobs import stages as job_stages
 from app.jobs.kinds import TaskName
 from app.jobs.results import RestatementResult
 from app.jobs.stages import Stage
@@ -17,11 +21,20 @@ from app.lake import commit as lake_commit
 from app.lake import tables
 from app.lake.catalog import get_catalog
 from app.lake.types import user_schema
-from app.models import Dataset, Restatement, RestatementKind, RestatementState
+from app.models import (
+    Dataset,
+    Job,
+    JobState,
+    OutboxMessage,
+    Restatement,
+    RestatementKind,
+    RestatementState,
+)
+from app.restatements import repository as restatements
 from app.restatements import states
 from workers.celery_app import job_task
 from workers.restatements.committer import outcome, wait_until_committed
-from workers.runtime import JobContext, PermanentJobError
+from workers.runtime import HandedOff, JobContext, PermanentJobError
 from workers.uploads.inputs import StagedFile
 
 log = logging.getLogger(__name__)
@@ -34,21 +47,41 @@ def restate(ctx: JobContext) -> RestatementResult:
             raise PermanentJobError(f"restatement {ctx.subject_id} no longer exists")
         state, kind, dataset_id = restatement.state, restatement.kind, restatement.dataset_id
     if state == RestatementState.PENDING and kind == RestatementKind.REPLAY:
-        stage_replay(ctx)
+        carrier = stage_replay(ctx)
+        if carrier is not None:
+            _remove_inputs(ctx.subject_id or "")
+            raise HandedOff(f"staged; its commit rides on job {carrier}'s group commit")
     ctx.set_stage(Stage.COMMITTING, 0.9)
     wait_until_committed(ctx, ctx.subject_id or "", dataset_id)
     with session_scope() as session:
         restatement = session.get(Restatement, ctx.subject_id)
         assert restatement is not None
         result = RestatementResult(**outcome(restatement))
-        batch_id = restatement.batch_id if kind == RestatementKind.REPLAY else None
-    if batch_id:
-        shutil.rmtree(get_settings().staging_dir / batch_id, ignore_errors=True)
+    if kind == RestatementKind.REPLAY:
+        _remove_inputs(ctx.subject_id or "")
     return result
 
 
-def stage_replay(ctx: JobContext) -> None:
-    """Write the replay batch's rows as uncommitted files; the restatement becomes ready."""
+def _remove_inputs(restatement_id: str) -> None:
+    """The replay batch's uploaded files, once its rows are staged (a retry of the job finds
+    the restatement ready and does not read them again)."""
+    with session_scope() as session:
+        restatement = session.get(Restatement, restatement_id)
+        batch_id = restatement.batch_id if restatement is not None else None
+    if batch_id:
+        shutil.rmtree(get_settings().staging_dir / batch_id, ignore_errors=True)
+
+
+def stage_replay(ctx: JobContext) -> str | None:
+    """Write the replay batch's rows as uncommitted files; the restatement becomes ready.
+
+    In the same transaction, when a queued job of a ready restatement of the dataset has its
+    message on its way (a carrier: `app.restatements.repository.carrier_job`, share-locked
+    until this commits, so its worker cannot start draining without this restatement), this job
+    goes back to the queue without a message, as a request's job does when a carrier takes it
+    (`app.restatements.service._enqueue`): the carrier's group commit settles it, and this
+    worker's slot is free for the next job instead of waiting for the commit lease. Returns the
+    carrier's id then, else None (this job waits for its group commit itself)."""
     from workers.restatements.replay import stage, stage_small
 
     with ctx.fenced() as session:
@@ -108,6 +141,15 @@ def stage_replay(ctx: JobContext) -> None:
         restatement.data_files = paths
         restatement.result = {"row_count": rows, "staged_folder": staged.folder}
         states.move(restatement, states.READY)
+        carrier = restatements.carrier_job(session, restatement.dataset_id)
+        if carrier is not None:
+            job = session.get(Job, ctx.job_id)
+            assert job is not None
+            job.state, job.stage = JobState.QUEUED, Stage.COMMITTING
+            job_stages.record(job, Stage.COMMITTING, clock.db_now(session))
+            # its message was delivered (to this worker): a queued job with one is a carrier
+            session.execute(delete(OutboxMessage).where(OutboxMessage.job_id == job.id))
+    return carrier
 
 
 restate_task = job_task(TaskName.RESTATE, restate)

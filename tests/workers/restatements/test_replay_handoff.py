@@ -1,0 +1,104 @@
+"""A staged replay does not hold a worker slot while it waits for its group commit when a queued
+job will carry it (`workers/restatements/task.stage_replay`): the 0.9/0.05/0.05 mix's replays
+each held a slot until their group committed (bench/RESULTS.md, goal 6), so the next replay's
+staging waited behind them. Without Spark: both batches take the small-batch path."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi.testclient import TestClient
+from sqlalchemy import select
+
+from app.config import get_settings
+from app.db import session_scope
+from app.models import CommitLease, Job, JobState, Restatement, RestatementState
+from tests.fixtures.batches import rows
+from tests.fixtures.datasets import EVENTS
+from tests.fixtures.environments import Environment
+from tests.workers.restatements.test_carried import deliver, erase, has_message, run, state
+
+HEADER = b"event_id,user_id,event_time,payload\n"
+BASE = HEADER + b"1,u1,2026-11-01T10:00:00Z,a\n2,u2,2026-11-01T11:00:00Z,b\n"
+FIXED = HEADER + b"1,u1,2026-11-01T10:00:00Z,a2\n3,u3,2026-11-01T12:00:00Z,c\n"
+
+
+def batch(client: TestClient, dataset_id: str, body: bytes, **extra: Any) -> dict[str, Any]:
+    """A batch of one CSV file, completed: (its id, its job's id)."""
+    opened = client.post("/v1/batches", json={"dataset_id": dataset_id, "format": "csv", **extra})
+    assert opened.status_code == 201, opened.text
+    batch_id = opened.json()["id"]
+    assert client.put(f"/v1/batches/{batch_id}/files/a.csv", content=body).status_code == 201
+    done = client.post(f"/v1/batches/{batch_id}", params={"action": "COMPLETE"})
+    assert done.status_code == 202, done.text
+    return {"id": batch_id, "job": done.json()["job"]["id"], "kind": done.json()["job"]["kind"]}
+
+
+def lease_token(dataset_id: str) -> int:
+    with session_scope() as session:
+        return (
+            session.scalar(select(CommitLease.token).where(CommitLease.dataset_id == dataset_id))
+            or 0
+        )
+
+
+def job(job_id: str) -> Job:
+    with session_scope() as session:
+        found = session.get(Job, job_id)
+        assert found is not None
+        session.expunge(found)
+        return found
+
+
+def test_a_staged_replay_rides_on_a_queued_carrier_and_frees_its_slot(
+    client: TestClient, stack: Environment
+) -> None:
+    did = client.post("/v1/datasets", json=EVENTS).json()["id"]
+    base = batch(client, did, BASE)
+    assert deliver() == [base["job"]]
+    carrier = erase(client.org, did, "u2")  # type: ignore[attr-defined]
+    assert has_message(carrier)  # queued, its message on its way: a carrier
+    replay = batch(client, did, FIXED, replay={"predecessors": [base["id"]], "reason": "corrected"})
+    assert replay["kind"] == "replay"
+    token = lease_token(did)
+
+    run(replay["job"])  # stages, then leaves its commit to the carrier's group
+
+    handed = job(replay["job"])
+    assert (handed.state, handed.stage) == (JobState.QUEUED, "committing")
+    assert not has_message(replay["job"])  # carried: no message of its own, not a carrier
+    assert state(replay["job"]) == RestatementState.READY
+    assert lease_token(did) == token  # it never took the commit lease: nothing committed
+    assert not (get_settings().staging_dir / replay["id"]).exists()  # inputs gone once staged
+
+    assert deliver() == [carrier]  # the carrier's worker commits both (a group per kind)
+    assert state(replay["job"]) == state(carrier) == RestatementState.COMMITTED
+    done = job(replay["job"])
+    assert done.state == JobState.SUCCEEDED
+    with session_scope() as session:
+        snapshots = {
+            r.job_id: r.snapshot_id
+            for r in session.scalars(
+                select(Restatement).where(Restatement.job_id.in_([carrier, replay["job"]]))
+            )
+        }
+    assert done.result is not None
+    assert done.result["snapshot_id"] == snapshots[replay["job"]] is not None
+    assert client.get(f"/v1/batches/{replay['id']}").json()["status"] == "success"
+    assert client.get(f"/v1/batches/{base['id']}").json()["status"] == "replaced"
+    seen = sorted((r["event_id"], r["payload"]) for r in rows(client, did))
+    assert seen == [(1, "a2"), (3, "c")]  # the replay's rows; u2's row was replaced anyway
+
+
+def test_a_staged_replay_with_no_carrier_commits_itself(
+    client: TestClient, stack: Environment
+) -> None:
+    did = client.post("/v1/datasets", json=EVENTS).json()["id"]
+    base = batch(client, did, BASE)
+    assert deliver() == [base["job"]]
+    replay = batch(client, did, FIXED, replay={"predecessors": [base["id"]], "reason": "corrected"})
+    run(replay["job"])
+    assert job(replay["job"]).state == JobState.SUCCEEDED
+    assert state(replay["job"]) == RestatementState.COMMITTED
+    seen = sorted((r["event_id"], r["payload"]) for r in rows(client, did))
+    assert seen == [(1, "a2"), (3, "c")]
