@@ -8,6 +8,7 @@ import sys
 import threading
 import warnings
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 from py4j.protocol import Py4JError
@@ -160,6 +161,11 @@ def get_spark() -> SparkSession:
         for key, value in catalog_conf(settings).items():
             if _session.conf.get(key, None) != value:
                 _session.conf.set(key, value)
+        # the calling thread's active session (the JVM keeps one per thread): Spark resolves a
+        # catalog name through it, and a thread with none, e.g. a job's when the warm-up thread
+        # built the session, sees only `spark_catalog` (tests/workers/spark/test_session_threads)
+        jvm: Any = _session._jvm
+        jvm.org.apache.spark.sql.SparkSession.setActiveSession(_session._jsparkSession)
         return _session
 
 
