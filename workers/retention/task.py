@@ -103,7 +103,12 @@ def expire(ctx: JobContext) -> ExpireResult:
         left = {s.snapshot_id for s in table.snapshots()} & set(expired_ids)
         if left:
             raise RuntimeError(f"snapshots {sorted(left)} are still in the table after expiry")
-        dead = candidates - index.referenced(table.snapshots(), readable=True)
+        readable = index.referenced(table.snapshots(), readable=True)
+        # a retained vacuum snapshot whose parent just expired: its vacuumed-tombstones file
+        # (it names the erased identities) can no longer be read, and goes now, not with the
+        # orphans a day later (it held GDPR erasure back until then)
+        unreadable = index.referenced(table.snapshots()) - readable
+        dead = (candidates | unreadable) - readable
         sized = {
             **retention.sizes(table, dead),
             **{p: index.sizes[p] for p in dead if p in index.sizes},

@@ -345,3 +345,40 @@ def test_gdpr_delete_vacuum_expire_is_erased(client: TestClient, run_jobs: RunJo
     values = parquet_values(folder)
     assert "u1" not in values
     assert {"u2", "u3"} <= values
+
+
+def test_gdpr_erased_while_the_vacuum_is_the_current_snapshot(
+    client: TestClient, run_jobs: RunJobs
+) -> None:
+    """The usual first erasure: delete, vacuum, expire, nothing committed since. The vacuum
+    snapshot stays (it is current, and owns the tombstone list), but its vacuumed-tombstones
+    file, which names u1, can no longer be read once its parent expired: expiry deletes it (the
+    orphan age, a day, would have held erasure back that long)."""
+    did = client.post("/v1/datasets", json=EVENTS).json()["id"]
+    ingest(client, run_jobs, did, "csv", {"a.csv": csv_rows([(1, "u1"), (2, "u2")])})
+    gdpr = client.post(
+        "/v1/privacy/jobs", json={"dataset_ids": [did], "column": "user_id", "values": ["u1"]}
+    ).json()
+    run_jobs()
+    vacuum = client.post(f"/v1/datasets/{did}/vacuum", json={"mode": "full"})
+    run_jobs()
+    assert client.get(f"/v1/jobs/{vacuum.json()['id']}").json()["state"] == "succeeded"
+    folder = table_dir(client, did)
+    vacuumed = list((folder / "tombstones").glob("vacuum-*.parquet"))
+    assert len(vacuumed) == 1
+    assert "u1" in parquet_values(folder / "tombstones")
+    client.put(
+        f"/v1/datasets/{did}/retention",
+        json={"min_snapshots": 1, "max_snapshot_age_seconds": 0, "orphan_age_seconds": 86400},
+    )
+
+    result = expire(client, run_jobs, did)
+
+    current = client.get(f"/v1/datasets/{did}").json()["current_snapshot_id"]
+    assert result["retained"] == [current]  # the vacuum snapshot itself stays
+    assert result["orphans_deleted"] == 0
+    assert not vacuumed[0].exists()
+    assert result["erased_restatements"]
+    assert client.get(f"/v1/privacy/jobs/{gdpr['id']}").json()["status"] == "erased"
+    assert "u1" not in parquet_values(folder)
+    assert ids(client, did) == [2]
