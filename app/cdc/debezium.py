@@ -61,7 +61,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
 from app.cdc.documents import DELETE, PUT, to_json
-from app.cdc.events import MAX_ID_CHARS
+from app.cdc.events import MAX_ID_CHARS, utf8
 from app.errors import InvalidInput
 
 TRUNCATE = "TRUNCATE"
@@ -512,7 +512,7 @@ def _keyed(
         key = entity_key(image, columns, extended_json=mongodb)
     except FieldError as exc:
         raise FieldError(f"{side}.{exc.field}" if exc.field else side, exc.message) from None
-    if side == "after" and not _utf8(to_json(image)):
+    if side == "after" and not utf8(to_json(image)):
         raise FieldError(side, "holds a lone UTF-16 surrogate (\\ud800-\\udfff escape)")
     return key, image
 
@@ -529,14 +529,6 @@ def _no_image(side: str, raw_op: str, mongodb: bool, columns: Sequence[str]) -> 
             "so set capture.mode to a *_with_pre_image mode"
         )
     return f"the row image holding the key column(s) {', '.join(columns)}, a JSON object"
-
-
-def _utf8(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def _connector(source: Mapping[str, Any]) -> str:

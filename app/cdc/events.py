@@ -94,7 +94,8 @@ def _documents(body: bytes, errors: _Errors) -> list[tuple[int, Any]]:
     return out
 
 
-def _utf8(text: str) -> bool:
+def utf8(text: str) -> bool:
+    """Whether `text` encodes as UTF-8 (no lone surrogates, which JSON's escapes allow)."""
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
@@ -181,7 +182,7 @@ def parse(body: bytes, *, oldest: datetime, retention_days: float) -> Parsed:
         if unknown:
             errors.add(line, sorted(unknown)[0], "not a field of an event")
         text = to_json(payload) if op != DELETE and isinstance(payload, dict) else None
-        if text is not None and not _utf8(text):
+        if text is not None and not utf8(text):
             errors.add(line, "payload", "holds a lone UTF-16 surrogate (\\ud800-\\udfff escape)")
         if errors.items:
             continue  # keep checking lines, stop building

@@ -15,6 +15,7 @@ the materializer (position deletes: what other engines see) lags by the length o
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import threading
@@ -209,28 +210,41 @@ def holding(
 
 
 @contextmanager
+def renewed(key: str, token: int) -> Iterator[None]:
+    """Keep the held lease `key` renewed every third of its period for the length of the block,
+    then release it. A renewal that finds the lease lost stops renewing (the holder's next
+    fenced step finds out); one that meets a store blip tries again at the next period."""
+    stop = threading.Event()
+    period = get_settings().commit_lease_seconds / 3
+
+    def keep() -> None:
+        while not stop.wait(period):
+            try:
+                if not renew(key, token):
+                    return
+            except Exception:  # the next renewal, or the holder's own fenced step, decides
+                continue
+
+    keeper = threading.Thread(target=keep, name=f"lease-{key}", daemon=True)
+    keeper.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        keeper.join(timeout=period + 1)
+        with contextlib.suppress(Exception):  # it expires on its own
+            release(key, token)
+
+
+@contextmanager
 def exclusive(name: str) -> Iterator[bool]:
     """The lease of the pass `name` (`pass:<name>`, in the same table as the datasets' commit
-    leases), renewed every third of its period for the length of the block: yields True, or
-    False at once when another process's block holds it (the caller skips its pass). A holder
-    that dies stops renewing: the next pass takes it over within `commit_lease_seconds`."""
-    key = PASS_LEASE_PREFIX + name
-    token = acquire(key)
+    leases), `renewed` for the length of the block: yields True, or False at once when another
+    process's block holds it (the caller skips its pass). A holder that dies stops renewing: the
+    next pass takes it over within `commit_lease_seconds`."""
+    token = acquire(PASS_LEASE_PREFIX + name)
     if token is None:
         yield False
         return
-    done = threading.Event()
-
-    def keep() -> None:
-        while not done.wait(get_settings().commit_lease_seconds / 3):
-            if not renew(key, token):
-                return  # expired under us: a second pass may start; each is idempotent
-
-    keeper = threading.Thread(target=keep, name=f"lease-{name}", daemon=True)
-    keeper.start()
-    try:
+    with renewed(PASS_LEASE_PREFIX + name, token):
         yield True
-    finally:
-        done.set()
-        keeper.join()
-        release(key, token)
