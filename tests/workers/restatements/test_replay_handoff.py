@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import select
 
@@ -19,8 +20,8 @@ from tests.fixtures.environments import Environment
 from tests.workers.restatements.test_carried import deliver, erase, has_message, run, state
 
 HEADER = b"event_id,user_id,event_time,payload\n"
-BASE = HEADER + b"1,u1,2026-11-01T10:00:00Z,a\n2,u2,2026-11-01T11:00:00Z,b\n"
-FIXED = HEADER + b"1,u1,2026-11-01T10:00:00Z,a2\n3,u3,2026-11-01T12:00:00Z,c\n"
+BASE = HEADER + b"1,u1,2026-11-01T10:00:00,a\n2,u2,2026-11-01T11:00:00,b\n"
+FIXED = HEADER + b"1,u1,2026-11-01T10:00:00,a2\n3,u3,2026-11-01T12:00:00,c\n"
 
 
 def batch(client: TestClient, dataset_id: str, body: bytes, **extra: Any) -> dict[str, Any]:
@@ -50,9 +51,21 @@ def job(job_id: str) -> Job:
         return found
 
 
+@pytest.fixture
+def no_spark(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Both batches are small: a job that asks for Spark fails the test."""
+    from workers.spark import session
+
+    def refused() -> None:
+        raise AssertionError("a small batch's job asked for Spark")
+
+    monkeypatch.setattr(session, "get_spark", refused)
+
+
 def test_a_staged_replay_rides_on_a_queued_carrier_and_frees_its_slot(
-    client: TestClient, stack: Environment
+    client: TestClient, stack: Environment, no_spark: None
 ) -> None:
+    deliver()  # what earlier tests left queued in this store runs first
     did = client.post("/v1/datasets", json=EVENTS).json()["id"]
     base = batch(client, did, BASE)
     assert deliver() == [base["job"]]
@@ -91,8 +104,9 @@ def test_a_staged_replay_rides_on_a_queued_carrier_and_frees_its_slot(
 
 
 def test_a_staged_replay_with_no_carrier_commits_itself(
-    client: TestClient, stack: Environment
+    client: TestClient, stack: Environment, no_spark: None
 ) -> None:
+    deliver()  # what earlier tests left queued in this store runs first
     did = client.post("/v1/datasets", json=EVENTS).json()["id"]
     base = batch(client, did, BASE)
     assert deliver() == [base["job"]]
