@@ -69,6 +69,9 @@ def test_redis_killed_and_restarted_empty(
     reconciler sees the new server and re-sends the queued jobs' messages (and the outbox the
     message the API could not send meanwhile); every job finishes, once."""
     service = shared_pg_service
+    # ingests in Spark, seconds each, so that jobs still wait in the queue when Redis dies: small
+    # ones (no Spark, ~0.05 s) could all be done by then, and the restart found nothing to re-send
+    service.env["ICEBATCH_SMALL_BATCH_BYTES"] = "0"
     workload = _started(service)
 
     def kill_redis(w: Workload) -> None:
