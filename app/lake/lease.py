@@ -25,8 +25,9 @@ from contextlib import contextmanager
 from datetime import datetime, timedelta
 
 from prometheus_client import Counter, Histogram
-from sqlalchemy import select, update
+from sqlalchemy import bindparam, select, update
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
 
 from app import clock
 from app.config import get_settings
@@ -59,6 +60,11 @@ LEASE_TIMEOUTS = Counter(
 )
 
 
+# appended to a restatement committer's holder: it drains the dataset's ready restatements and,
+# once it lets go, passes what is left on (`workers/restatements/committer.pass_on`)
+DRAINER = " drains"
+
+
 def holder() -> str:
     """This process, as a lease's holder (host:pid)."""
     return f"{socket.gethostname()}:{os.getpid()}"
@@ -72,14 +78,16 @@ def _expiry(now: datetime) -> datetime:
     return now + timedelta(seconds=get_settings().commit_lease_seconds)
 
 
-def acquire(dataset_id: str) -> int | None:
-    """The new fencing token, or None while someone else holds an unexpired lease."""
+def acquire(dataset_id: str, *, role: str = "") -> int | None:
+    """The new fencing token, or None while someone else holds an unexpired lease; `role` is
+    appended to the holder (`DRAINER`)."""
+    who = holder() + role
     with session_scope() as session:
         now = clock.db_now(session)
         taken = session.execute(
             update(CommitLease)
             .where(CommitLease.dataset_id == dataset_id, CommitLease.expires_at < now)
-            .values(holder=holder(), token=CommitLease.token + 1, expires_at=_expiry(now))
+            .values(holder=who, token=CommitLease.token + 1, expires_at=_expiry(now))
         ).rowcount
         if taken:
             token = session.scalar(
@@ -92,7 +100,7 @@ def acquire(dataset_id: str) -> int | None:
         with session_scope() as session:
             expires_at = _expiry(clock.db_now(session))
             session.add(
-                CommitLease(dataset_id=dataset_id, holder=holder(), token=1, expires_at=expires_at)
+                CommitLease(dataset_id=dataset_id, holder=who, token=1, expires_at=expires_at)
             )
     except IntegrityError:
         return None
@@ -128,11 +136,34 @@ def release(dataset_id: str, token: int) -> None:
 def acquire_unless_yielding(dataset_id: str) -> int | None:
     """`acquire` for a restatement committer: None while another holds the lease, and when a
     maintenance job waits for it (taken, then given back at once: it goes next)."""
-    token = acquire(dataset_id)
+    token = acquire(dataset_id, role=DRAINER)
     if token is not None and maintenance_waiting(dataset_id):
         release(dataset_id, token)
         return None
     return token
+
+
+_DRAINING = (
+    select(CommitLease.dataset_id)
+    .where(
+        CommitLease.dataset_id == bindparam("dataset_id"),
+        CommitLease.holder.like("%" + DRAINER),
+        CommitLease.expires_at > bindparam("now"),
+    )
+    .with_for_update(read=True)
+)
+
+
+def draining(session: Session, dataset_id: str) -> bool:
+    """Whether a restatement committer holds the dataset's lease now, locked until the
+    transaction commits (FOR SHARE: its release, an UPDATE, waits for it). A restatement made
+    ready in this transaction is then either in one of its groups or, once it lets go, passed on
+    (`workers/restatements/committer.pass_on` runs after the release). On SQLite, which has no
+    row locks, the caller writes first: the transaction then holds the database's write lock."""
+    found = session.connection().execute(
+        _DRAINING, {"dataset_id": dataset_id, "now": clock.db_now(session)}
+    )
+    return found.first() is not None
 
 
 # maintenance jobs whose commit the restatement committers let go first

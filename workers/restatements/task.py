@@ -18,7 +18,7 @@ from app.jobs.kinds import TaskName
 from app.jobs.results import RestatementResult
 from app.jobs.stages import Stage
 from app.lake import commit as lake_commit
-from app.lake import tables
+from app.lake import lease, tables
 from app.lake.catalog import get_catalog
 from app.lake.types import user_schema
 from app.models import (
@@ -38,6 +38,7 @@ from workers.runtime import HandedOff, JobContext, PermanentJobError
 from workers.uploads.inputs import StagedFile
 
 log = logging.getLogger(__name__)
+DRAINING_COMMITTER = "the committer draining the dataset"
 
 
 def restate(ctx: JobContext) -> RestatementResult:
@@ -50,7 +51,7 @@ def restate(ctx: JobContext) -> RestatementResult:
         carrier = stage_replay(ctx)
         if carrier is not None:
             _remove_inputs(ctx.subject_id or "")
-            raise HandedOff(f"staged; its commit rides on job {carrier}'s group commit")
+            raise HandedOff(f"staged; its commit rides on {_carrier_name(carrier)}'s group commit")
     ctx.set_stage(Stage.COMMITTING, 0.9)
     wait_until_committed(ctx, ctx.subject_id or "", dataset_id)
     with session_scope() as session:
@@ -60,6 +61,10 @@ def restate(ctx: JobContext) -> RestatementResult:
     if kind == RestatementKind.REPLAY:
         _remove_inputs(ctx.subject_id or "")
     return result
+
+
+def _carrier_name(carrier: str) -> str:
+    return carrier if carrier == DRAINING_COMMITTER else f"job {carrier}"
 
 
 def _remove_inputs(restatement_id: str) -> None:
@@ -77,11 +82,15 @@ def stage_replay(ctx: JobContext) -> str | None:
 
     In the same transaction, when a queued job of a ready restatement of the dataset has its
     message on its way (a carrier: `app.restatements.repository.carrier_job`, share-locked
-    until this commits, so its worker cannot start draining without this restatement), this job
-    goes back to the queue without a message, as a request's job does when a carrier takes it
-    (`app.restatements.service._enqueue`): the carrier's group commit settles it, and this
-    worker's slot is free for the next job instead of waiting for the commit lease. Returns the
-    carrier's id then, else None (this job waits for its group commit itself)."""
+    until this commits, so its worker cannot start draining without this restatement), or a
+    restatement committer holds the dataset's lease (`app.lake.lease.draining`, share-locked:
+    it drains this restatement, or passes it on once it lets go), this job goes back to the
+    queue without a message, as a request's job does when a carrier takes it
+    (`app.restatements.service._enqueue`): that group commit settles it, and this worker's slot
+    is free for the next job instead of waiting for the commit lease. A burst's replays used to
+    pass one by one through the slot the committer left (a group commit each, ~1 s). Returns
+    the carrier's id (or `DRAINING_COMMITTER`) then, else None (this job waits for its group
+    commit itself)."""
     from workers.restatements.replay import stage, stage_small
 
     with ctx.fenced() as session:
@@ -141,7 +150,10 @@ def stage_replay(ctx: JobContext) -> str | None:
         restatement.data_files = paths
         restatement.result = {"row_count": rows, "staged_folder": staged.folder}
         states.move(restatement, states.READY)
+        session.flush()  # SQLite: the write lock first, so the reads below stay true until commit
         carrier = restatements.carrier_job(session, restatement.dataset_id)
+        if carrier is None and lease.draining(session, restatement.dataset_id):
+            carrier = DRAINING_COMMITTER
         if carrier is not None:
             job = session.get(Job, ctx.job_id)
             assert job is not None

@@ -5,6 +5,7 @@ staging waited behind them. Without Spark: both batches take the small-batch pat
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import pytest
@@ -13,11 +14,13 @@ from sqlalchemy import select
 
 from app.config import get_settings
 from app.db import session_scope
+from app.lake import lease
 from app.models import CommitLease, Job, JobState, Restatement, RestatementState
 from tests.fixtures.batches import rows
 from tests.fixtures.datasets import EVENTS
 from tests.fixtures.environments import Environment
 from tests.workers.restatements.test_carried import deliver, erase, has_message, run, state
+from workers.restatements import committer
 
 HEADER = b"event_id,user_id,event_time,payload\n"
 BASE = HEADER + b"1,u1,2026-11-01T10:00:00,a\n2,u2,2026-11-01T11:00:00,b\n"
@@ -122,3 +125,68 @@ def test_a_staged_replay_with_no_carrier_commits_itself(
     assert state(replay["job"]) == RestatementState.COMMITTED
     seen = sorted((r["event_id"], r["payload"]) for r in rows(client, did))
     assert seen == [(1, "a2"), (3, "c")]
+
+
+def test_a_staged_replay_hands_off_to_the_committer_draining_its_dataset(
+    client: TestClient, stack: Environment, no_spark: None
+) -> None:
+    """A burst's replays found no queued carrier (the committer's job was running), so each
+    waited in its slot for its group: one replay a group commit through the other slot."""
+    did, base = landed_base(client)
+    replay = replay_of(client, did, base)
+    token = lease.acquire(did, role=lease.DRAINER)  # a committer draining the dataset
+    assert token is not None
+
+    run(replay["job"])
+
+    handed = job(replay["job"])
+    assert (handed.state, handed.stage) == (JobState.QUEUED, "committing")
+    assert not has_message(replay["job"])
+    assert state(replay["job"]) == RestatementState.READY
+    committer.drain(did, token)  # the committer's next group is the replay
+    lease.release(did, token)
+    assert state(replay["job"]) == RestatementState.COMMITTED
+    assert job(replay["job"]).state == JobState.SUCCEEDED
+    seen = sorted((r["event_id"], r["payload"]) for r in rows(client, did))
+    assert seen == [(1, "a2"), (3, "c")]
+
+
+def test_a_replay_handed_to_a_committer_that_lets_go_is_passed_on(
+    client: TestClient, stack: Environment, no_spark: None
+) -> None:
+    """The committer had finished its last group when the replay became ready: after its
+    release, `pass_on` sends the carried job's message, and a worker commits it."""
+    did, base = landed_base(client)
+    replay = replay_of(client, did, base)
+    token = lease.acquire(did, role=lease.DRAINER)
+    assert token is not None
+    run(replay["job"])
+    assert not has_message(replay["job"])
+    lease.release(did, token)
+
+    committer.pass_on(did)
+
+    assert has_message(replay["job"])
+    assert deliver() == [replay["job"]]
+    assert state(replay["job"]) == RestatementState.COMMITTED
+    assert job(replay["job"]).state == JobState.SUCCEEDED
+
+
+def test_a_replay_does_not_hand_off_to_a_lease_holder_that_is_not_a_committer(
+    client: TestClient, stack: Environment, no_spark: None
+) -> None:
+    """An ingest or a maintenance job holding the lease drains nothing and passes nothing on:
+    the replay waits for the lease and commits itself."""
+    did, base = landed_base(client)
+    replay = replay_of(client, did, base)
+    token = lease.acquire(did)  # not a drainer
+    assert token is not None
+    releaser = threading.Timer(1.0, lease.release, args=(did, token))
+    releaser.start()
+    try:
+        run(replay["job"])
+    finally:
+        releaser.join()
+    assert job(replay["job"]).state == JobState.SUCCEEDED
+    assert state(replay["job"]) == RestatementState.COMMITTED
+    assert lease_token(did) > token  # it took the lease after the holder let go
