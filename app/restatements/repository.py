@@ -11,6 +11,7 @@ from app.models import (
     JobState,
     OutboxMessage,
     Restatement,
+    RestatementKind,
     RestatementState,
 )
 from app.restatements import states
@@ -41,6 +42,23 @@ def carrier_job(session: Session, dataset_id: str) -> str | None:
         session.connection().execute(_CARRIER, {"dataset_id": dataset_id}).scalars().first()
     )
     return found
+
+
+def replays_queued(session: Session, dataset_id: str, besides: str) -> bool:
+    """Whether a replay of the dataset other than `besides` waits in the queue, not yet staged."""
+    found = session.scalar(
+        select(Restatement.id)
+        .join(Job, Restatement.job_id == Job.id)
+        .where(
+            Restatement.dataset_id == dataset_id,
+            Restatement.kind == RestatementKind.REPLAY,
+            Restatement.state == RestatementState.PENDING,
+            Restatement.id != besides,
+            Job.state == JobState.QUEUED,
+        )
+        .limit(1)
+    )
+    return found is not None
 
 
 def carried_without_carrier(session: Session, dataset_id: str) -> Job | None:

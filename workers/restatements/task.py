@@ -13,6 +13,7 @@ from app.batches import repository as batches
 from app.batches import service as batch_service
 from app.config import get_settings
 from app.db import session_scope
+from app.jobs import service as jobs
 from app.jobs import stages as job_stages
 from app.jobs.kinds import TaskName
 from app.jobs.results import RestatementResult
@@ -51,6 +52,8 @@ def restate(ctx: JobContext) -> RestatementResult:
         carrier = stage_replay(ctx)
         if carrier is not None:
             _remove_inputs(ctx.subject_id or "")
+            if carrier == ctx.job_id:
+                raise HandedOff("staged; back in the queue to commit the replays queued before it")
             raise HandedOff(f"staged; its commit rides on {_carrier_name(carrier)}'s group commit")
     ctx.set_stage(Stage.COMMITTING, 0.9)
     wait_until_committed(ctx, ctx.subject_id or "", dataset_id)
@@ -87,10 +90,12 @@ def stage_replay(ctx: JobContext) -> str | None:
     it drains this restatement, or passes it on once it lets go), this job goes back to the
     queue without a message, as a request's job does when a carrier takes it
     (`app.restatements.service._enqueue`): that group commit settles it, and this worker's slot
-    is free for the next job instead of waiting for the commit lease. A burst's replays used to
-    pass one by one through the slot the committer left (a group commit each, ~1 s). Returns
-    the carrier's id (or `DRAINING_COMMITTER`) then, else None (this job waits for its group
-    commit itself)."""
+    is free for the next job instead of waiting for the commit lease. When neither is there but
+    other replays of the dataset wait in the queue, this job becomes their carrier: back in the
+    queue with a new message, behind them, so they stage and hand off to it, and its worker
+    commits them all as one group. A burst's replays used to pass one by one through the slots
+    (a group commit each, ~1 s). Returns the carrier's id (this job's own, or
+    `DRAINING_COMMITTER`) then, else None (this job waits for its group commit itself)."""
     from workers.restatements.replay import stage, stage_small
 
     with ctx.fenced() as session:
@@ -151,16 +156,21 @@ def stage_replay(ctx: JobContext) -> str | None:
         restatement.result = {"row_count": rows, "staged_folder": staged.folder}
         states.move(restatement, states.READY)
         session.flush()  # SQLite: the write lock first, so the reads below stay true until commit
-        carrier = restatements.carrier_job(session, restatement.dataset_id)
-        if carrier is None and lease.draining(session, restatement.dataset_id):
+        dataset_id = restatement.dataset_id
+        carrier = restatements.carrier_job(session, dataset_id)
+        if carrier is None and lease.draining(session, dataset_id):
             carrier = DRAINING_COMMITTER
-        if carrier is not None:
+        last = carrier is None and restatements.replays_queued(session, dataset_id, restatement.id)
+        if carrier is not None or last:
             job = session.get(Job, ctx.job_id)
             assert job is not None
             job.state, job.stage = JobState.QUEUED, Stage.COMMITTING
             job_stages.record(job, Stage.COMMITTING, clock.db_now(session))
             # its message was delivered (to this worker): a queued job with one is a carrier
             session.execute(delete(OutboxMessage).where(OutboxMessage.job_id == job.id))
+            if last:  # the carrier of the replays queued before it: back of the queue
+                jobs.add_outbox(session, job)
+                carrier = job.id
     return carrier
 
 

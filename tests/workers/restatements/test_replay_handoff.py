@@ -190,3 +190,43 @@ def test_a_replay_does_not_hand_off_to_a_lease_holder_that_is_not_a_committer(
     assert job(replay["job"]).state == JobState.SUCCEEDED
     assert state(replay["job"]) == RestatementState.COMMITTED
     assert lease_token(did) > token  # it took the lease after the holder let go
+
+
+def test_a_replay_with_more_replays_queued_behind_it_carries_them(
+    client: TestClient, stack: Environment, no_spark: None
+) -> None:
+    """With no carrier and no committer, a staged replay whose dataset has other replays in the
+    queue goes back to the queue behind them with a message: they stage and hand off to it, and
+    one group commit lands them all (a burst's replays committed one by one before)."""
+    did, base = landed_base(client)
+    other = batch(client, did, BASE.replace(b"1,u1", b"4,u4").replace(b"2,u2", b"5,u5"))
+    assert deliver() == [other["job"]]
+    first = replay_of(client, did, base)
+    second = batch(client, did, FIXED, replay={"predecessors": [other["id"]], "reason": "fix"})
+    token = lease_token(did)
+
+    run(first["job"])  # staged; the second waits in the queue: it becomes the carrier
+
+    carrier = job(first["job"])
+    assert (carrier.state, carrier.stage) == (JobState.QUEUED, "committing")
+    assert has_message(first["job"])  # a new message, behind the second's
+    assert state(first["job"]) == RestatementState.READY
+    run(second["job"])  # staged; hands off to the first
+    assert job(second["job"]).state == JobState.QUEUED
+    assert not has_message(second["job"])
+    assert lease_token(did) == token  # nothing committed yet
+
+    assert deliver() == [first["job"]]  # one worker commits both
+    assert state(first["job"]) == state(second["job"]) == RestatementState.COMMITTED
+    assert job(first["job"]).state == job(second["job"]).state == JobState.SUCCEEDED
+    with session_scope() as session:
+        snapshots = set(
+            session.scalars(
+                select(Restatement.snapshot_id).where(
+                    Restatement.job_id.in_([first["job"], second["job"]])
+                )
+            )
+        )
+    assert len(snapshots) == 1  # one group, one snapshot
+    assert client.get(f"/v1/batches/{base['id']}").json()["status"] == "replaced"
+    assert client.get(f"/v1/batches/{other['id']}").json()["status"] == "replaced"
