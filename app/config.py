@@ -156,6 +156,12 @@ class Settings(BaseSettings):
     cdc_compact_files: int = Field(default=16, ge=1)  # files in a raw-table partition: compact
     # the replication lag history (GET /v1/cdc/lag/history): the beat's CDC pass records each
     # tenant's lag at most this often, and forgets samples older than the retention
+    # Debezium Server's Redis sink: the Redis its streams are in (default: the broker's, when
+    # it is Redis), entries read per stream per round, and how long an entry delivered to a
+    # consumer that stopped acknowledging stays with it before another claims it
+    cdc_streams_redis_url: str = Field(default="", description="Redis of the Debezium streams.")
+    cdc_stream_batch: int = Field(default=2000, ge=1, le=100_000)
+    cdc_stream_claim_idle_seconds: float = Field(default=60.0, gt=0)
     cdc_lag_sample_seconds: float = Field(default=30.0, gt=0)
     cdc_lag_retention_seconds: float = Field(default=86_400.0, gt=0)
 
@@ -180,6 +186,8 @@ class Settings(BaseSettings):
             self.database_url = f"sqlite:///{self.home / 'icebatch.db'}"
         if not self.broker_url:
             self.broker_url = f"sqla+sqlite:///{self.home / 'broker.db'}"
+        if not self.cdc_streams_redis_url and self.broker_url.startswith(("redis://", "rediss://")):
+            self.cdc_streams_redis_url = self.broker_url
         if not self.warehouse:
             self.warehouse = (self.home / "warehouse").as_uri()
         if not str(self.staging_dir) or str(self.staging_dir) == ".":

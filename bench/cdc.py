@@ -26,6 +26,11 @@ before anything is timed (JSON lines, ~150-250 bytes each).
    first: upserts and deletes) is timed on it. Both results are compared row for row; the
    ratio is plain seconds / the processor's MERGE step seconds (goal >= 0.7), and the whole
    run's seconds are printed beside it.
+
+`--debezium`: the same, as Debezium's PostgreSQL connector would send it through Debezium
+Server's HTTP sink: each event a change event value (a PATCH becomes an update carrying the
+row's whole new image; event times follow the log, no late ones), posted to
+`POST /v1/cdc/debezium` in JSON arrays of 200 (the sink's batch), no merge step.
 """
 
 from __future__ import annotations
@@ -52,6 +57,8 @@ PG = "postgresql://postgres@127.0.0.1:5432"
 REDIS = "redis://127.0.0.1:6379/13"
 SHARES = (0.4, 0.3, 0.3)
 NDJSON = {"Content-Type": "application/x-ndjson"}
+JSON = {"Content-Type": "application/json"}
+DEBEZIUM_BATCH = 200  # Debezium Server's HTTP sink: batch.max-size's default
 CITIES = ["Lyon", "Oslo", "Porto", "Graz", "Turku", "Cork"]
 
 
@@ -61,7 +68,7 @@ def percentile(values: list[float], q: float) -> float:
 
 
 class Tenant:
-    def __init__(self, name: str, entities: int, seed: int) -> None:
+    def __init__(self, name: str, entities: int, seed: int, debezium: bool = False) -> None:
         self.name = name
         self.org = f"bench_cdc_{name}_{uuid.uuid4().hex[:6]}"
         self.entities = entities
@@ -69,6 +76,49 @@ class Tenant:
         self.key = ""
         self.client: httpx.Client | None = None
         self.accepted = 0
+        self.debezium = debezium
+        self.lsn = 1_000  # the source's log position (Debezium)
+        self.documents: dict[int, dict[str, Any]] = {}  # a row's image (Debezium: full images)
+
+    def value(self, op: str, entity: int, at: datetime, i: int) -> str:
+        """The event as Debezium's PostgreSQL connector writes it (schemas off): a PATCH becomes
+        an update with the row's whole new image."""
+        self.lsn += 1
+        ts_ms = int(at.timestamp() * 1000)
+        source = {
+            "connector": "postgresql",
+            "name": f"bench_{self.name}",
+            "ts_ms": ts_ms,
+            "snapshot": "false",
+            "schema": "public",
+            "table": "customers",
+            "lsn": self.lsn,
+            "sequence": f'["{self.lsn - 1}","{self.lsn}"]',
+        }
+        row = {"id": f"{self.name}{entity:07d}"}
+        value: dict[str, Any] = {"source": source, "ts_ms": ts_ms + 3}
+        if op == "DELETE":
+            self.documents.pop(entity, None)
+            value |= {"op": "d", "before": row, "after": None}
+        else:
+            patch = json.loads(self.event(op, entity, at, i))["payload"]
+            old = self.documents.get(entity)
+            image = {**(old or {}), **{k: v for k, v in patch.items() if v is not None}}
+            self.documents[entity] = image
+            value |= {"op": "u" if old else "c", "before": None, "after": {**row, **image}}
+        return json.dumps(value, separators=(",", ":"))
+
+    def bodies(self, ops: list[tuple[str, int, datetime, int]], chunk: int) -> list[bytes]:
+        """Request bodies: JSON lines of `chunk` events, or (Debezium) JSON arrays of 200
+        values, the HTTP sink's batch."""
+        if self.debezium:
+            values = [self.value(*op) for op in ops]
+            return [
+                ("[" + ",".join(values[i : i + DEBEZIUM_BATCH]) + "]").encode()
+                for i in range(0, len(values), DEBEZIUM_BATCH)
+            ]
+        lines = [self.event(*op) for op in ops]
+        return ["\n".join(lines[i : i + chunk]).encode() for i in range(0, len(lines), chunk)]
 
     def event(self, op: str, entity: int, at: datetime, i: int) -> str:
         e: dict[str, Any] = {
@@ -98,31 +148,31 @@ class Tenant:
         return json.dumps(e, separators=(",", ":"))
 
     def creation(self, base: datetime, chunk: int) -> list[bytes]:
-        lines = [
-            self.event("PUT", n, base + timedelta(microseconds=n), n) for n in range(self.entities)
-        ]
-        return ["\n".join(lines[i : i + chunk]).encode() for i in range(0, len(lines), chunk)]
+        ops = [("PUT", n, base + timedelta(microseconds=n), n) for n in range(self.entities)]
+        return self.bodies(ops, chunk)
 
-    def stream(self, start: datetime, seconds: int, per_second: int) -> list[bytes]:
-        bodies = []
+    def stream(self, start: datetime, seconds: int, per_second: int) -> list[list[bytes]]:
+        """Each second's bodies: one of JSON lines, or (Debezium) arrays of 200."""
+        out = []
         for s in range(seconds):
-            lines = []
+            ops = []
             for j in range(per_second):
                 at = start + timedelta(seconds=s, microseconds=j)
-                if self.rng.random() < 0.05:
+                if self.rng.random() < 0.05 and not self.debezium:  # Debezium: the log's order
                     at -= timedelta(seconds=self.rng.uniform(1, 600))
                 op = self.rng.choices(("PUT", "PATCH", "DELETE"), (30, 60, 10))[0]
-                lines.append(self.event(op, self.rng.randrange(self.entities), at, s * 10_000 + j))
-            bodies.append("\n".join(lines).encode())
-        return bodies
+                ops.append((op, self.rng.randrange(self.entities), at, s * 10_000 + j))
+            out.append(self.bodies(ops, max(1, per_second)))
+        return out
 
     def post(self, body: bytes) -> dict[str, Any]:
         assert self.client is not None
+        path, headers = ("/v1/cdc/debezium", JSON) if self.debezium else ("/v1/cdc/events", NDJSON)
         for attempt in range(5):
-            answer = self.client.post("/v1/cdc/events", content=body, headers=NDJSON)
+            answer = self.client.post(path, content=body, headers=headers)
             if answer.status_code == 202:
                 accepted: dict[str, Any] = answer.json()
-                self.accepted = max(self.accepted, accepted["last_sequence"])
+                self.accepted = max(self.accepted, accepted["last_sequence"] or 0)
                 return accepted
             if answer.status_code not in (429, 503) or attempt == 4:
                 raise RuntimeError(f"{answer.status_code}: {answer.text[:500]}")
@@ -173,6 +223,12 @@ def main() -> None:
     parser.add_argument("--merge-events", type=int, default=300_000)
     parser.add_argument("--scale", type=float, default=1.0, help="multiplies the sizes")
     parser.add_argument("--keep", action="store_true")
+    parser.add_argument(
+        "--debezium",
+        action="store_true",
+        help="post Debezium change event values (PostgreSQL connector, schemas off) to "
+        "POST /v1/cdc/debezium in arrays of 200; no merge step",
+    )
     args = parser.parse_args()
     for name in ("entities", "events", "merge_events"):
         setattr(args, name, int(getattr(args, name) * args.scale))
@@ -218,7 +274,7 @@ def run(args: argparse.Namespace, env: dict[str, str], work: Path, procs: Procs)
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     tenants = [
-        Tenant(name, int(args.entities * share), seed)
+        Tenant(name, int(args.entities * share), seed, args.debezium)
         for seed, (name, share) in enumerate(zip("abc", SHARES, strict=True))
     ]
     streamed = args.events - sum(t.entities for t in tenants)
@@ -233,7 +289,9 @@ def run(args: argparse.Namespace, env: dict[str, str], work: Path, procs: Procs)
         for t, n in zip(tenants, per_second, strict=True)
     }
     total = sum(t.entities for t in tenants) + seconds * sum(per_second)
-    size = sum(len(b) for bodies in (*creation.values(), *streams.values()) for b in bodies)
+    size = sum(len(b) for bodies in creation.values() for b in bodies) + sum(
+        len(b) for seconds_of in streams.values() for bodies in seconds_of for b in bodies
+    )
     print(
         f"generated {total:,} events ({size / 1e6:.0f} MB of JSON lines) for "
         f"{sum(t.entities for t in tenants):,} entities in {time.monotonic() - generating:.0f} s",
@@ -285,11 +343,14 @@ def run(args: argparse.Namespace, env: dict[str, str], work: Path, procs: Procs)
     t0 = time.monotonic()
 
     def offer(t: Tenant) -> None:
-        for s, body in enumerate(streams[t]):
+        for s, bodies in enumerate(streams[t]):
             time.sleep(max(0.0, t0 + s - time.monotonic()))
-            accepted = t.post(body)
-            with lock:
-                chunks.append((t, accepted["last_sequence"], time.monotonic()))
+            for body in bodies:
+                accepted = t.post(body)
+                if accepted["last_sequence"] is None:
+                    continue
+                with lock:
+                    chunks.append((t, accepted["last_sequence"], time.monotonic()))
 
     applied_at: dict[tuple[str, int], float] = {}
     stop_watch = threading.Event()
@@ -331,7 +392,8 @@ def run(args: argparse.Namespace, env: dict[str, str], work: Path, procs: Procs)
 
     # 4. merge step against a plain MERGE INTO
     stop(workers)
-    merge_step(args, env, tenants[0])
+    if not args.debezium:
+        merge_step(args, env, tenants[0])
 
 
 def runs_of(tenants: list[Tenant]) -> dict[str, Any]:

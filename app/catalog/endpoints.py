@@ -9,8 +9,9 @@ namespace and that org's datasets; anything else is "does not exist". Every writ
 
 from __future__ import annotations
 
+import base64
 from typing import Annotated, Any, Literal
-from urllib.parse import parse_qs
+from urllib.parse import parse_qs, unquote_plus
 
 from fastapi import APIRouter, FastAPI, Header, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
@@ -80,10 +81,25 @@ async def get_config(principal: CurrentPrincipal, warehouse: str | None = None) 
     return {"defaults": {}, "overrides": {}, "endpoints": READ_ENDPOINTS}
 
 
+def _basic(header: str | None) -> tuple[str, str] | None:
+    """(client_id, client_secret) of an HTTP Basic `Authorization` header (each part
+    form-urlencoded before the base64, as RFC 6749 2.3.1 says), or None."""
+    scheme, _, value = (header or "").partition(" ")
+    if scheme.lower() != "basic":
+        return None
+    try:
+        decoded = base64.b64decode(value.strip(), validate=True).decode()
+    except (ValueError, UnicodeDecodeError):
+        return None
+    client_id, colon, secret = decoded.partition(":")
+    return (unquote_plus(client_id), unquote_plus(secret)) if colon else None
+
+
 @router.post("/oauth/tokens")
 async def oauth_tokens(request: Request) -> JSONResponse:
-    """OAuth2 client credentials: `client_id` = an Icebatch key's id, `client_secret` = the key;
-    a bearer token for that key, valid `ICEBATCH_CATALOG_TOKEN_SECONDS`."""
+    """OAuth2 client credentials: `client_id` = an Icebatch key's id, `client_secret` = the key
+    (form fields, or HTTP Basic); a bearer token for that key, valid
+    `ICEBATCH_CATALOG_TOKEN_SECONDS`."""
     form = {k: v[0] for k, v in parse_qs((await request.body()).decode()).items()}
 
     def oauth_error(status: int, error: str, description: str) -> JSONResponse:
@@ -92,6 +108,9 @@ async def oauth_tokens(request: Request) -> JSONResponse:
     if form.get("grant_type") != "client_credentials":
         return oauth_error(400, "unsupported_grant_type", "only client_credentials is supported")
     client_id, secret = form.get("client_id", ""), form.get("client_secret", "")
+    basic = _basic(request.headers.get("authorization"))
+    if basic is not None and not secret:  # RFC 6749 2.3.1 (Debezium's HTTP sink's default)
+        client_id, secret = basic
     row = await run_in_threadpool(find_key, secret) if secret else None
     if row is None or row.id != client_id:
         return oauth_error(401, "invalid_client", "client_id is not the id of the key given")

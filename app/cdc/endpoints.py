@@ -10,12 +10,13 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
 from app.auth import Org, requires
-from app.cdc import lag_history, profiles, service
+from app.cdc import debezium_accept, lag_history, profiles, service
 from app.cdc.schemas import (
     CdcConfig,
     CdcConfigOut,
     CdcLag,
     CdcLagHistory,
+    DebeziumAccepted,
     EventsAccepted,
     ProcessStarted,
     Profile,
@@ -106,6 +107,74 @@ def cdc_events_post(
         return service.accept(catalog, session, org, body)
 
     return idempotent.run(_Body(sha256=hashlib.sha256(body).hexdigest()), 202, run)
+
+
+DEBEZIUM_EXAMPLE = {
+    "before": None,
+    "after": {"id": 1001, "first_name": "Sally", "email": "sally@example.com"},
+    "source": {
+        "connector": "postgresql",
+        "name": "dbserver1",
+        "ts_ms": 1764230400000,
+        "snapshot": "false",
+        "schema": "inventory",
+        "table": "customers",
+        "lsn": 33843032,
+        "sequence": '["33842928","33843032"]',
+    },
+    "op": "c",
+    "ts_ms": 1764230400123,
+}
+DEBEZIUM_BODY = {
+    "required": True,
+    "description": "What Debezium Server's HTTP sink posts: one change event value "
+    '(`{"schema", "payload"}`, or the payload alone with schemas off), or a JSON array of them '
+    "(the sink's batch mode); `application/cloudevents+json` in structured mode (the value in "
+    "`data`). Connectors: PostgreSQL, MySQL, MariaDB, SQL Server, MongoDB.",
+    "content": {
+        "application/json": {
+            "schema": {"oneOf": [{"type": "object"}, {"type": "array", "items": {}}]},
+            "example": DEBEZIUM_EXAMPLE,
+        },
+        "application/cloudevents+json": {
+            "schema": {"type": "object"},
+            "example": {
+                "specversion": "1.0",
+                "id": "name:dbserver1;lsn:33843032",
+                "source": "/debezium/postgresql/dbserver1",
+                "type": "io.debezium.connector.postgresql.DataChangeEvent",
+                "datacontenttype": "application/json",
+                "data": DEBEZIUM_EXAMPLE,
+            },
+        },
+    },
+}
+
+
+@router.post(
+    "/debezium",
+    status_code=202,
+    response_model=DebeziumAccepted,
+    responses=problems({413: "The body exceeds the size limit; nothing of it was accepted"}),
+    openapi_extra={"requestBody": DEBEZIUM_BODY},
+    dependencies=[requires(Scope.WRITE, "cdc.debezium")],
+)
+def cdc_debezium_post(
+    body: EventsBody, request: Request, org: Org, session: DbSession, catalog: IcebergCatalog
+) -> DebeziumAccepted:
+    """Accept Debezium change events, each source row's changes once and in log position order.
+
+    `c`, `r` (snapshot read) and `u` put the row's `after` image; `d` deletes it (key from
+    `before`); `t` deletes every row of the table; `m`, schema changes, heartbeats and null
+    values (Kafka tombstones) are skipped and counted. The entity id comes from the key columns
+    of the table's entry in `sources` (`PUT /v1/cdc/config`; default `id`), the event time from
+    `source.ts_ms`. A change already accepted (same source, table, key and log position: the
+    sink's retries, Kafka Connect's redeliveries) is a duplicate, one older than its row's
+    newest is superseded: neither is applied again. 202 once the new changes are durable; a bad
+    element is a 422 naming its index and field, and nothing of the request is accepted.
+    """
+    content_type = request.headers.get("content-type")
+    return debezium_accept.accept(catalog, session, org, body, content_type)
 
 
 @router.get("/lag", response_model=CdcLag)

@@ -49,3 +49,32 @@ def cdc_families(lags: list[CdcLag]) -> Iterator[Metric]:
         for lag in lags:
             gauge.add_metric([lag.tenant], getattr(lag, attribute))
         yield gauge
+    yield from _stream_families(lags)
+
+
+STREAM_GAUGES = [
+    ("icebatch_cdc_stream_pending", "Entries delivered to the tenant's group, not acknowledged"),
+    ("icebatch_cdc_stream_undelivered", "Entries not yet delivered to the tenant's group"),
+    ("icebatch_cdc_stream_oldest_age_seconds", "Age of the oldest entry not yet acknowledged"),
+    ("icebatch_cdc_stream_dead_letters", "Entries set aside as unreadable"),
+]
+
+
+def _stream_families(lags: list[CdcLag]) -> Iterator[Metric]:
+    """Per Debezium Redis stream a tenant reads (`app/cdc/streams.py`)."""
+    families = {
+        name: GaugeMetricFamily(name, doc, labels=["tenant", "stream"])
+        for name, doc in STREAM_GAUGES
+    }
+    for lag in lags:
+        for stream in lag.streams:
+            if stream.error is not None:
+                continue
+            labels = [lag.tenant, stream.stream]
+            families["icebatch_cdc_stream_pending"].add_metric(labels, stream.pending)
+            undelivered = stream.undelivered if stream.undelivered is not None else 0
+            families["icebatch_cdc_stream_undelivered"].add_metric(labels, undelivered)
+            oldest = max(stream.oldest_pending_age_seconds, stream.oldest_undelivered_age_seconds)
+            families["icebatch_cdc_stream_oldest_age_seconds"].add_metric(labels, oldest)
+            families["icebatch_cdc_stream_dead_letters"].add_metric(labels, stream.dead_letters)
+    yield from families.values()

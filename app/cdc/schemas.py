@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -28,12 +28,46 @@ class Pushdown(BaseModel):
     type: PushdownType = Field(description="The column's type; a value that does not fit is null")
 
 
+class Source(BaseModel):
+    """A source table of Debezium's change events (`POST /v1/cdc/debezium`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    table: str = Field(
+        min_length=1,
+        max_length=255,
+        description="The table as its connector names it: `<schema>.<table>` (PostgreSQL, SQL "
+        "Server), `<db>.<table>` (MySQL, MariaDB), `<db>.<collection>` (MongoDB)",
+        examples=["inventory.customers"],
+    )
+    key: list[str] = Field(
+        default_factory=lambda: ["id"],
+        min_length=1,
+        max_length=16,
+        description="The key columns: their values make the entity id (one column: its value; "
+        "several: the JSON array of their values)",
+    )
+    record_type: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=255,
+        description="The raw rows' record_type (default: the table's name)",
+    )
+    entity_prefix: str = Field(
+        default="",
+        max_length=64,
+        description="Put before the entity id: the raw table has one row per entity id, so two "
+        "tables whose keys share values need different prefixes (e.g. `customer:`)",
+    )
+
+
 CONFIG_EXAMPLE: dict[str, Any] = {
     "pushdown": [
         {"name": "country", "path": "address.country", "type": "string"},
         {"name": "score", "path": "score", "type": "double"},
     ],
     "retention_days": 7,
+    "sources": [{"table": "inventory.customers", "key": ["id"], "record_type": "customer"}],
 }
 
 
@@ -51,6 +85,18 @@ class CdcConfig(BaseModel):
         gt=0,
         le=365,
         description="Staging retention window: events older than this are refused (422)",
+    )
+    sources: list[Source] = Field(
+        default_factory=list,
+        max_length=1000,
+        description="Debezium source tables: key columns and record type. A table not listed "
+        "has the key `id` (`_id` for MongoDB) and its name as record type",
+    )
+    streams: list[Annotated[str, Field(min_length=1, max_length=512)]] = Field(
+        default_factory=list,
+        max_length=1000,
+        description="Redis Streams Debezium Server's Redis sink writes (one per table, named "
+        "`<topic.prefix>.<schema>.<table>`), read with the consumer group `icebatch.<org>`",
     )
     process_interval_seconds: float = Field(
         default=5, ge=0.5, le=3600, description="How often the processor runs with work waiting"
@@ -90,6 +136,52 @@ class EventsAccepted(BaseModel):
     last_sequence: int = Field(description="Sequence number of the request's last event")
 
 
+class DebeziumAccepted(BaseModel):
+    accepted: int = Field(description="Changes accepted (durable) by this request")
+    duplicates: int = Field(
+        description="Changes already accepted (redeliveries: same source, table, key, position)"
+    )
+    superseded: int = Field(
+        description="Changes older than what their row already holds (a late or reordered "
+        "delivery, or one before the table's truncate): not applied, the newer state stands"
+    )
+    truncates: int = Field(description="Truncate events accepted (each a table's rows deleted)")
+    deleted_by_truncate: int = Field(
+        description="Rows deleted by the request's truncate events (counted in `accepted`)"
+    )
+    skipped: int = Field(
+        description="Values that change no row: Kafka tombstones (null), `m` messages, schema "
+        "changes, transaction boundaries, heartbeats"
+    )
+    first_sequence: int | None = Field(
+        description="Sequence number of the request's first accepted change (null: none)"
+    )
+    last_sequence: int | None = Field(
+        description="Sequence number of the request's last accepted change (null: none)"
+    )
+
+
+class StreamLag(BaseModel):
+    """A Debezium Redis stream as the tenant's consumer group sees it."""
+
+    stream: str
+    length: int = Field(description="Entries in the stream (XLEN)")
+    pending: int = Field(description="Delivered to a consumer, not yet acknowledged")
+    undelivered: int | None = Field(
+        description="Entries not yet delivered to the group (null: Redis cannot tell)"
+    )
+    oldest_pending_age_seconds: float = Field(
+        description="Age of the oldest delivered, unacknowledged entry (by its stream id)"
+    )
+    oldest_undelivered_age_seconds: float = Field(
+        description="Age of the oldest entry not yet delivered (by its stream id)"
+    )
+    dead_letters: int = Field(
+        description="Entries set aside as unreadable, in `<stream>:icebatch-dead` with the reason"
+    )
+    error: str | None = Field(default=None, description="Why the stream could not be read")
+
+
 class CdcLag(BaseModel):
     """The tenant's progress (the seed's ProgressMap) and its two lags."""
 
@@ -113,6 +205,9 @@ class CdcLag(BaseModel):
         description="How long the oldest event not yet applied has waited since it was accepted"
     )
     processed_at: datetime | None = Field(description="When the processor last committed")
+    streams: list[StreamLag] = Field(
+        default_factory=list, description="The Debezium Redis streams the tenant reads"
+    )
 
 
 class CdcLagPoint(BaseModel):

@@ -24,6 +24,7 @@ from sqlalchemy.orm import Session
 
 from app import clock
 from app.cdc import events as cdc_events
+from app.cdc import streams as cdc_streams
 from app.cdc.schemas import CdcConfig, CdcConfigOut, CdcLag, EventsAccepted, ProcessStarted
 from app.datasets import service as datasets
 from app.datasets.schemas import DatasetCreate
@@ -161,6 +162,10 @@ def put_config(catalog: Catalog, org: str, config: CdcConfig) -> CdcConfig:
     clash = sorted(set(names) & RESERVED_COLUMNS)
     if clash:
         raise InvalidInput(f"pushdown: {', '.join(clash)} is a column of every raw table")
+    tables = [s.table for s in config.sources]
+    twice = sorted({t for t in tables if tables.count(t) > 1})
+    if twice:
+        raise InvalidInput(f"sources: each table once ({', '.join(twice)} is listed twice)")
     tenant = ensure_tenant(catalog, org, config)
     old = {p.name: p for p in config_of(tenant).pushdown}
     new = {p.name: p for p in config.pushdown}
@@ -210,8 +215,24 @@ def accept(catalog: Catalog, session: Session, org: str, body: bytes) -> EventsA
         oldest=cdc_events.window_start(now, config.retention_days),
         retention_days=config.retention_days,
     )
+    row = locked(session, org)
+    first, last = append_chunk(session, row, config, parsed, now)
+    return EventsAccepted(accepted=len(parsed), first_sequence=first, last_sequence=last)
+
+
+def locked(session: Session, org: str) -> CdcTenant:
+    """The tenant's row, locked until `session` commits: its accepts go one at a time."""
     row = session.scalar(select(CdcTenant).where(CdcTenant.org == org).with_for_update())
     assert row is not None
+    return row
+
+
+def append_chunk(
+    session: Session, row: CdcTenant, config: CdcConfig, parsed: cdc_events.Parsed, now: datetime
+) -> tuple[int, int]:
+    """Keep `parsed` (not empty) as the tenant's next chunk, under its locked `row`: the first
+    and last sequence numbers it got."""
+    org = row.org
     first = row.accepted_seq + 1
     last = row.accepted_seq + len(parsed)
     newest = max(parsed.timestamp)
@@ -234,7 +255,7 @@ def accept(catalog: Catalog, session: Session, org: str, body: bytes) -> EventsA
     if last - row.staged_seq >= config.backlog_threshold:
         ensure_job(session, org, JobKind.CDC_STAGE, None)
     session.flush()
-    return EventsAccepted(accepted=len(parsed), first_sequence=first, last_sequence=last)
+    return first, last
 
 
 def to_ipc(table: pa.Table) -> bytes:
@@ -335,4 +356,5 @@ def lag_of(session: Session, tenant: CdcTenant, now: datetime) -> CdcLag:
         else 0.0,
         oldest_unprocessed_age_seconds=_seconds(now, oldest_unprocessed),
         processed_at=tenant.processed_at,
+        streams=cdc_streams.lags(tenant.org, config_of(tenant).streams),
     )

@@ -144,13 +144,25 @@ def config(
     retention_days: Annotated[
         float | None, typer.Option(help="Staging retention window; sets the config.")
     ] = None,
+    source: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="A Debezium source table as table[:key,key[:record_type[:entity_prefix]]] "
+            "(repeat; an empty part keeps its default); sets the config."
+        ),
+    ] = None,
+    stream: Annotated[
+        list[str] | None,
+        typer.Option(help="A Debezium Redis stream to read (repeat); sets the config."),
+    ] = None,
     as_json: AsJson = False,
 ) -> None:
-    """Show the tenant's config, or set it with --pushdown / --retention-days (admin key)."""
+    """Show the tenant's config, or set it with --pushdown / --retention-days / --source /
+    --stream (admin key; what is not given is kept)."""
     connection: Connection = ctx.obj
     with client_errors(as_json):
         client = connection.client()
-        if pushdown is None and retention_days is None:
+        if pushdown is None and retention_days is None and source is None and stream is None:
             data = plain(client.cdc_config())
         else:
             current = plain(client.cdc_config())
@@ -161,12 +173,20 @@ def config(
                     raise typer.BadParameter(f"--pushdown {spec!r}: give name:path:type")
                 columns = [c for c in columns if c["name"] != parts[0]]
                 columns.append({"name": parts[0], "path": parts[1], "type": parts[2]})
+            sources = current.get("sources") or []
+            for spec in source or []:
+                wanted = _source(spec)
+                sources = [s for s in sources if s["table"] != wanted["table"]] + [wanted]
+            streams = list(current.get("streams") or [])
+            streams += [name for name in stream or [] if name not in streams]
             data = plain(
                 client.cdc_configure(
                     columns,
                     retention_days=retention_days or current["retention_days"],
                     process_interval_seconds=current["process_interval_seconds"],
                     backlog_threshold=current["backlog_threshold"],
+                    sources=sources,
+                    streams=streams,
                 )
             )
     if as_json:
@@ -180,3 +200,32 @@ def config(
         [(k, field(k)) for k in ("name", "path", "type")],
         title="pushdown columns",
     )
+    if data.get("sources"):
+        print_table(
+            [{**s, "key": ",".join(s["key"])} for s in data["sources"]],
+            [(k, field(k)) for k in ("table", "key", "record_type", "entity_prefix")],
+            title="Debezium sources",
+        )
+    if data.get("streams"):
+        print_table(
+            [{"stream": name} for name in data["streams"]],
+            [("stream", field("stream"))],
+            title="Debezium Redis streams",
+        )
+
+
+def _source(spec: str) -> dict[str, object]:
+    """`table[:key,key[:record_type[:entity_prefix]]]` as a `sources` entry (the prefix may hold
+    colons: it is the rest)."""
+    table, *rest = spec.split(":", 3)
+    if not table:
+        raise typer.BadParameter(f"--source {spec!r}: give table[:key,key[:type[:prefix]]]")
+    out: dict[str, object] = {"table": table}
+    keys = [k for k in (rest[0].split(",") if rest else []) if k]
+    if keys:
+        out["key"] = keys
+    if len(rest) > 1 and rest[1]:
+        out["record_type"] = rest[1]
+    if len(rest) > 2 and rest[2]:
+        out["entity_prefix"] = rest[2]
+    return out

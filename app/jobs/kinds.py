@@ -23,6 +23,7 @@ class TaskName(StrEnum):
     CDC_PROCESS = "icebatch.cdc.process"
     MATERIALIZE = "icebatch.materialize"
     CDC_SCHEDULE = "icebatch.cdc.schedule"  # the beat's CDC pass: no job row
+    CDC_STREAMS = "icebatch.cdc.streams"  # a tenant's Debezium Redis streams read: no job row
     SCHEDULE = "icebatch.schedule"  # the beat's maintenance pass: no job row
     PRUNE = "icebatch.prune"  # the beat's pruning of the metadata store: no job row
 

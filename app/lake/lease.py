@@ -267,6 +267,18 @@ def renewed(key: str, token: int) -> Iterator[None]:
             release(key, token)
 
 
+def busy(name: str) -> bool:
+    """Whether the pass `name`'s lease (`exclusive`) is held now."""
+    with session_scope() as session:
+        found = session.scalar(
+            select(CommitLease.dataset_id).where(
+                CommitLease.dataset_id == PASS_LEASE_PREFIX + name,
+                CommitLease.expires_at > clock.db_now(session),
+            )
+        )
+    return found is not None
+
+
 @contextmanager
 def exclusive(name: str) -> Iterator[bool]:
     """The lease of the pass `name` (`pass:<name>`, in the same table as the datasets' commit

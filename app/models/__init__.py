@@ -3,7 +3,14 @@
 from app.models.api_key import ApiKey, Scope
 from app.models.audit import AuditArchive, AuditEvent
 from app.models.batch import Batch, BatchFile, BatchStatus
-from app.models.cdc import CdcChunk, CdcDeletion, CdcIdentity, CdcLagSample, CdcTenant
+from app.models.cdc import (
+    CdcChunk,
+    CdcDeletion,
+    CdcIdentity,
+    CdcLagSample,
+    CdcSourceKey,
+    CdcTenant,
+)
 from app.models.dataset import Dataset
 from app.models.idempotency import IdempotencyKey
 from app.models.job import Job, JobState, OutboxMessage
@@ -27,6 +34,7 @@ __all__ = [
     "CdcDeletion",
     "CdcIdentity",
     "CdcLagSample",
+    "CdcSourceKey",
     "CdcTenant",
     "CommitLease",
     "Consumer",

@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, BigInteger, Float, Index, Integer, LargeBinary, String
+from sqlalchemy import JSON, BigInteger, Boolean, Float, Index, Integer, LargeBinary, String
 from sqlalchemy.orm import Mapped, mapped_column
 
 from app.db import Base
@@ -103,3 +103,27 @@ class CdcLagSample(Base):
     staging_lag_seconds: Mapped[float] = mapped_column(Float)
     replication_lag_seconds: Mapped[float] = mapped_column(Float)
     oldest_unprocessed_age_seconds: Mapped[float] = mapped_column(Float)
+
+
+class CdcSourceKey(Base):
+    """A source row's latest accepted change (Debezium, `app/cdc/debezium_accept.py`): its log
+    position (encoded to sort as text), its event time as staged, and whether it deleted the row.
+
+    A change at or below this position is not applied again: at it or at one of the row's last
+    few accepted positions (`recent`), a redelivery (a duplicate); otherwise below it, an older
+    change that arrived late (superseded: full row images make the newest change the row's
+    whole state). `key` "" holds the table's last truncate: any change below it
+    is superseded. Kept for the life of the tenant (bounded by the source tables' keys).
+    """
+
+    __tablename__ = "cdc_source_keys"
+
+    org: Mapped[str] = mapped_column(String(63), primary_key=True)
+    source: Mapped[str] = mapped_column(String(255), primary_key=True)
+    table_name: Mapped[str] = mapped_column(String(255), primary_key=True)
+    key: Mapped[str] = mapped_column(String(255), primary_key=True)
+    position: Mapped[str] = mapped_column(String(128))
+    timestamp_us: Mapped[int] = mapped_column(BigInteger)
+    deleted: Mapped[bool] = mapped_column(Boolean, default=False)
+    # digests of the row's last few accepted positions: a redelivery of one is a duplicate
+    recent: Mapped[list[str]] = mapped_column(JSON, default=list)

@@ -17,6 +17,7 @@ from fastapi.testclient import TestClient
 from tests.fixtures.batches import CSV
 from tests.fixtures.clients import ClientFactory
 from tests.fixtures.datasets import EVENTS
+from tests.fixtures.debezium import pg_event
 
 MUTATING = {"POST", "PUT", "PATCH", "DELETE"}
 
@@ -126,6 +127,15 @@ WALKS: dict[tuple[str, str], Walk] = {
     ("DELETE", "/v1/keys/{key_id}"): Walk("admin", at("/v1/keys/{o.key}"), True),
     ("GET", "/v1/audit"): Walk("admin", at("/v1/audit"), False),
     ("POST", "/v1/cdc/events"): Walk("write", at("/v1/cdc/events", content=CDC_EVENT), False),
+    ("POST", "/v1/cdc/debezium"): Walk(
+        "write",
+        at(
+            "/v1/cdc/debezium",
+            content=json.dumps(pg_event("c", 9, 100)),
+            headers={"Content-Type": "application/json"},
+        ),
+        False,
+    ),
     ("GET", "/v1/cdc/lag"): Walk("read", at("/v1/cdc/lag"), False),
     ("GET", "/v1/cdc/lag/history"): Walk("read", at("/v1/cdc/lag/history"), False),
     ("GET", "/v1/cdc/config"): Walk("read", at("/v1/cdc/config"), False),

@@ -79,3 +79,23 @@ def test_errors_retries_and_idempotency(service: Service) -> None:
         except Exception as exc:  # noqa: BLE001
             answers.append(getattr(exc, "status", 0))
     assert 429 in answers  # the limit is real: without retries it shows
+
+
+@pytest.mark.parametrize("service", ["embedded"], indirect=True)
+def test_debezium_values_sent_again_after_a_lost_answer_count_as_duplicates(
+    service: Service,
+) -> None:
+    """The SDK posts Debezium values as the HTTP sink does; an answer lost on the way makes it
+    send the array again, and the log positions make that second delivery change nothing."""
+    from tests.fixtures.debezium import pg_event
+
+    key = service.create_key(new_org())
+    service.start_api()
+    lossy = LoseFirstAnswer()
+    ib = Icebatch(service.url, key, transport=lossy)
+    values = [pg_event("c", 1, 100), None, pg_event("u", 1, 110), pg_event("c", 2, 120)]
+    (answer,) = ib.post_debezium(values)
+    posts = [r for r in lossy.sent if r.method == "POST"]
+    assert len(posts) == 2  # the first reached the server, its answer did not reach us
+    assert (answer.accepted, answer.duplicates, answer.skipped) == (0, 3, 1)
+    assert ib.cdc_lag().accepted == 3  # each change once

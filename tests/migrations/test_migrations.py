@@ -32,6 +32,7 @@ OURS = {
     "cdc_identities",
     "cdc_deletions",
     "cdc_lag_samples",
+    "cdc_source_keys",
 }
 
 

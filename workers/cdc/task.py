@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import hashlib
 import logging
+from dataclasses import asdict
 from datetime import datetime, timedelta
 
 from app import clock
 from app.cdc import lag_history, repository, service
+from app.config import get_settings
 from app.db import session_scope
 from app.jobs.kinds import JobKind, TaskName
+from app.lake import lease
+from workers.cdc import streams
 from workers.cdc.process import process
 from workers.cdc.stage import stage
 from workers.celery_app import celery, job_task
@@ -24,6 +29,31 @@ def cdc_schedule_task() -> dict[str, list[str]]:
     return schedule_cdc()
 
 
+@celery.task(name=TaskName.CDC_STREAMS)
+def cdc_streams_task(org: str) -> dict[str, object]:
+    return streams_pass(org)
+
+
+def streams_lease(org: str) -> str:
+    """The pass lease of the tenant's stream reader: one reader per tenant at a time."""
+    return f"streams-{hashlib.sha256(org.encode()).hexdigest()[:22]}"
+
+
+def streams_pass(org: str) -> dict[str, object]:
+    """Read the tenant's Debezium Redis streams for a while (`workers/cdc/streams.py`), unless
+    another worker is reading them."""
+    with lease.exclusive(streams_lease(org)) as mine:
+        if not mine:
+            return {}
+        names = streams.tenant_streams(org)
+        if not names:
+            return {}
+        run = streams.consume(org, names)
+    if run.entries:
+        log.info("cdc streams of %s: %s", org, run)
+    return asdict(run)
+
+
 def _due(processed_at: datetime | None, now: datetime, interval: float) -> bool:
     return processed_at is None or now - processed_at >= timedelta(seconds=interval)
 
@@ -33,7 +63,8 @@ def schedule_cdc() -> dict[str, list[str]]:
     with staged events whose interval has passed or whose backlog crossed its threshold. A
     tenant's job already queued or running is left alone, so a tenant with a backlog holds
     one worker at a time and the others' jobs go to the other workers."""
-    out: dict[str, list[str]] = {"stage": [], "process": []}
+    out: dict[str, list[str]] = {"stage": [], "process": [], "streams": []}
+    readable = bool(get_settings().cdc_streams_redis_url)
     with session_scope() as session:
         now = clock.db_now(session)
         tenants = repository.tenants(session)
@@ -41,6 +72,8 @@ def schedule_cdc() -> dict[str, list[str]]:
             if lag_history.due(session, tenant.org, now):  # the lag over time, for the UI
                 lag_history.record(session, service.lag_of(session, tenant, now), now)
             config = service.config_of(tenant)
+            if config.streams and readable:
+                out["streams"].append(tenant.org)
             if tenant.accepted_seq > tenant.staged_seq and not service.active_job(
                 session, tenant.org, JobKind.CDC_STAGE
             ):
@@ -58,6 +91,9 @@ def schedule_cdc() -> dict[str, list[str]]:
             ):
                 service.ensure_job(session, tenant.org, JobKind.CDC_PROCESS, tenant.raw_dataset_id)
                 out["process"].append(tenant.org)
+    for org in out["streams"]:
+        if not lease.busy(streams_lease(org)):
+            cdc_streams_task.delay(org)
     if out["stage"] or out["process"]:  # an empty pass is silent (workers/periodic_logs.py)
         log.info("cdc scheduler: staging for %s, processing for %s", out["stage"], out["process"])
     return out

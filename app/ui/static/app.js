@@ -682,7 +682,22 @@ function lagCard(lag) {
       [["Staging lag", seconds(lag.staging_lag_seconds)], ["Oldest unstaged event", seconds(lag.oldest_unstaged_age_seconds)],
         ["Replication lag", seconds(lag.replication_lag_seconds)], ["Oldest unapplied event", seconds(lag.oldest_unprocessed_age_seconds)],
         ["Newest applied event", when(lag.newest_processed_timestamp)], ["Last processed", when(lag.processed_at)]]
-        .map(([k, v]) => [h("dt", {}, k), h("dd", { "data-field": k }, v)])));
+        .map(([k, v]) => [h("dt", {}, k), h("dd", { "data-field": k }, v)])),
+    streamsTable(lag.streams || []));
+}
+
+// the Debezium Redis streams the tenant reads: pending, undelivered, oldest entry's age
+function streamsTable(streams) {
+  if (!streams.length) return null;
+  return h("table", { id: "cdc-streams" },
+    h("thead", {}, h("tr", {}, ["Stream", "Entries", "Pending", "Undelivered", "Oldest waiting", "Set aside", ""]
+      .map((c) => h("th", {}, c)))),
+    h("tbody", {}, streams.map((s) => h("tr", { "data-stream": s.stream },
+      h("td", {}, s.stream), h("td", { class: "num" }, num(s.length)), h("td", { class: "num", "data-col": "pending" }, num(s.pending)),
+      h("td", { class: "num", "data-col": "undelivered" }, s.undelivered === null ? "?" : num(s.undelivered)),
+      h("td", { class: "num" }, seconds(Math.max(s.oldest_pending_age_seconds, s.oldest_undelivered_age_seconds))),
+      h("td", { class: "num", "data-col": "dead" }, num(s.dead_letters)),
+      h("td", { class: "muted" }, s.error || "")))));
 }
 
 async function cdcPage() {

@@ -1,10 +1,13 @@
 """The CDC rules as a hypothesis state machine, against an independent model (DESIGN.md §3).
 
 Random PUT/PATCH/DELETE events for a few entities, with shuffled and repeated timestamps and
-links, are posted through the API, sometimes retried with the same `Idempotency-Key` (one
+links, and Debezium change events of a few source rows (creates, updates, snapshot reads,
+deletes, truncates, at rising log positions with random clocks, delivered in a random order
+and again), are posted through the API, sometimes retried with the same `Idempotency-Key` (one
 acceptance) or without one (two), and interleaved with dumper and processor runs. The model is
 a plain dict fold of the events each run had applied, in (timestamp, sequence) order, and a
-plain union-find of their links. After every run the raw table read through the API and
+plain union-find of their links; for Debezium's rows, each row's newest change by position.
+After every run the raw table read through the API and
 through Spark SQL, the lag figures and the profiles equal the model's, and a replica fed the
 run's increments (`/changes`: remove deleted, add appended) equals the table.
 """
@@ -27,8 +30,10 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
+from tests.app.cdc.test_debezium_accept import staged
 from tests.fixtures.cdc_model import Model, model_merge
 from tests.fixtures.clients import ClientFactory
+from tests.fixtures.debezium import pg_event
 from tests.fixtures.profile import budget
 from tests.fixtures.spark import RunJobs
 
@@ -37,6 +42,7 @@ ENTITIES = ["e1", "e2", "e3", "e4"]
 OTHERS = ["x1", "x2"]  # identities that only ever appear as links
 CHECKED: list[int] = []  # rows compared per check: the machine must reach non-empty tables
 T0 = datetime.now(UTC).replace(microsecond=0) - timedelta(hours=2)
+T0_MS = int(T0.timestamp() * 1000)
 
 values = st.one_of(st.integers(0, 3), st.sampled_from(["a", "b"]), st.lists(st.integers(0, 2)))
 patches = st.dictionaries(
@@ -65,6 +71,21 @@ events = st.lists(
 )
 
 
+DBZ_TABLE, DBZ_PREFIX = "inventory.customers", "db:"
+debezium_changes = st.lists(
+    st.fixed_dictionaries(
+        {
+            "op": st.sampled_from(["c", "u", "u", "d", "r", "t"]),
+            "key": st.integers(1, 3),
+            "ms": st.integers(T0_MS, T0_MS + 600_000),  # the database's clock: any order
+            "after": st.fixed_dictionaries({"v": values}),
+        }
+    ),
+    min_size=1,
+    max_size=5,
+)
+
+
 def machine(
     client_for: ClientFactory, run_jobs: RunJobs, spark: Any
 ) -> type[RuleBasedStateMachine]:
@@ -82,6 +103,68 @@ def machine(
             self.last: tuple[bytes, str | None, dict[str, Any]] | None = None
             self.replica: dict[tuple[str, str], str] = {}  # from the increments
             self.seen_snapshot: int | None = None
+            self.changes: list[dict[str, Any]] = []  # every Debezium change made at the source
+            config = {"sources": [{"table": DBZ_TABLE, "entity_prefix": DBZ_PREFIX}]}
+            assert self.client.put("/v1/cdc/config", json=config).status_code == 200
+
+        @rule(
+            made=debezium_changes,
+            redelivered=st.lists(st.integers(0, 40), max_size=4),
+            order=st.randoms(use_true_random=False),
+        )
+        def post_debezium(
+            self, made: list[dict[str, Any]], redelivered: list[int], order: Any
+        ) -> None:
+            """New changes at rising log positions (clocks random), some earlier ones delivered
+            again, all in a random order, as one request of the HTTP sink."""
+            start = len(self.changes)
+            for change in made:
+                after = {"id": change["key"], **change["after"]}
+                self.changes.append({**change, "after": after, "lsn": 100 + 10 * len(self.changes)})
+            batch = self.changes[start:] + [
+                self.changes[i] for i in redelivered if i < len(self.changes)
+            ]
+            order.shuffle(batch)
+            values = [
+                pg_event(c["op"], c["key"], c["lsn"], ts_ms=c["ms"], after=c["after"])
+                for c in batch
+            ]
+            response = self.client.post(
+                "/v1/cdc/debezium",
+                content=json.dumps(values),
+                headers={"Content-Type": "application/json"},
+            )
+            assert response.status_code == 202, response.text
+            answer = response.json()
+            counted = answer["accepted"] - answer["deleted_by_truncate"] + answer["truncates"]
+            assert counted + answer["duplicates"] + answer["superseded"] == len(batch)
+            first = len(self.model.accepted) + 1
+            new = [e for e in staged(self.org) if e["seq"] >= first]
+            assert len(new) == answer["accepted"]
+            for e in new:  # the accepted events, as the processor must apply them
+                self.model.accepted.append(
+                    {
+                        "op": e["op"],
+                        "entity_id": e["entity_id"],
+                        "related_ids": None,
+                        "payload": json.loads(e["payload"]) if e["payload"] else None,
+                        "ts": e["timestamp"],
+                        "seq": e["seq"],
+                    }
+                )
+
+        def debezium_rows(self) -> dict[str, Any]:
+            """Each source row's newest change by position, truncates included: its image, or
+            nothing."""
+            newest: dict[int, tuple[int, dict[str, Any] | None]] = {}
+            for change in self.changes:
+                if change["op"] == "t":
+                    newest = dict.fromkeys(newest, (change["lsn"], None))
+                elif change["op"] == "d":
+                    newest[change["key"]] = (change["lsn"], None)
+                else:
+                    newest[change["key"]] = (change["lsn"], change["after"])
+            return {f"{DBZ_PREFIX}{k}": doc for k, (_, doc) in newest.items() if doc is not None}
 
         def accept(self, body: bytes, key: str | None, parsed: list[dict[str, Any]]) -> None:
             headers = {"Content-Type": "application/x-ndjson"}
@@ -194,6 +277,9 @@ def machine(
             self.check_increment(config["raw_dataset_id"], got)
             lag = self.client.get("/v1/cdc/lag").json()
             assert {k: lag[k] for k in self.model.lag()} == self.model.lag()
+            if self.model.processed == len(self.model.accepted):  # Debezium's rows: the newest
+                landed = {e: json.loads(r["document"]) for e, r in got.items() if e[:3] == "db:"}
+                assert landed == self.debezium_rows()
             self.check_profiles(expected)
 
         def check_increment(self, dataset: str, rows: dict[str, dict[str, Any]]) -> None:

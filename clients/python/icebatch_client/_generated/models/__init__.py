@@ -20,6 +20,8 @@ from .batch_status import BatchStatus
 from .batch_timeline import BatchTimeline
 from .cdc_config import CdcConfig
 from .cdc_config_out import CdcConfigOut
+from .cdc_debezium_post_json_body import CdcDebeziumPostJsonBody
+from .cdc_debezium_post_json_body_type_0 import CdcDebeziumPostJsonBodyType0
 from .cdc_events_post_json_body_item import CdcEventsPostJsonBodyItem
 from .cdc_lag import CdcLag
 from .cdc_lag_history import CdcLagHistory
@@ -43,6 +45,7 @@ from .dataset_out_retention import DatasetOutRetention
 from .dataset_out_schema_item import DatasetOutSchemaItem
 from .dataset_stats import DatasetStats
 from .dataset_stats_batches import DatasetStatsBatches
+from .debezium_accepted import DebeziumAccepted
 from .error_group import ErrorGroup
 from .error_groups import ErrorGroups
 from .events_accepted import EventsAccepted
@@ -87,6 +90,8 @@ from .snapshot_out_icebatch import SnapshotOutIcebatch
 from .snapshot_out_summary import SnapshotOutSummary
 from .snapshot_out_tombstone import SnapshotOutTombstone
 from .snapshot_out_tombstones import SnapshotOutTombstones
+from .source import Source
+from .stream_lag import StreamLag
 from .stuck_out import StuckOut
 from .timeline_bucket import TimelineBucket
 from .tombstone_out import TombstoneOut
@@ -116,6 +121,8 @@ __all__ = (
     "BatchTimeline",
     "CdcConfig",
     "CdcConfigOut",
+    "CdcDebeziumPostJsonBody",
+    "CdcDebeziumPostJsonBodyType0",
     "CdcEventsPostJsonBodyItem",
     "CdcLag",
     "CdcLagHistory",
@@ -139,6 +146,7 @@ __all__ = (
     "DatasetOutSchemaItem",
     "DatasetStats",
     "DatasetStatsBatches",
+    "DebeziumAccepted",
     "ErrorGroup",
     "ErrorGroups",
     "EventsAccepted",
@@ -183,6 +191,8 @@ __all__ = (
     "SnapshotOutSummary",
     "SnapshotOutTombstone",
     "SnapshotOutTombstones",
+    "Source",
+    "StreamLag",
     "StuckOut",
     "TimelineBucket",
     "TombstoneOut",

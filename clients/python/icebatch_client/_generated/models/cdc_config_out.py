@@ -9,6 +9,7 @@ from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
     from ..models.pushdown import Pushdown
+    from ..models.source import Source
 
 
 T = TypeVar("T", bound="CdcConfigOut")
@@ -26,6 +27,10 @@ class CdcConfigOut:
         pushdown (list[Pushdown] | Unset): Typed columns pulled from the document at merge time, so filters prune files.
             Columns can be added later (rows get them when next written), not changed.
         retention_days (float | Unset): Staging retention window: events older than this are refused (422) Default: 7.0.
+        sources (list[Source] | Unset): Debezium source tables: key columns and record type. A table not listed has the
+            key `id` (`_id` for MongoDB) and its name as record type
+        streams (list[str] | Unset): Redis Streams Debezium Server's Redis sink writes (one per table, named
+            `<topic.prefix>.<schema>.<table>`), read with the consumer group `icebatch.<org>`
     """
 
     raw_dataset_id: None | str
@@ -34,6 +39,8 @@ class CdcConfigOut:
     process_interval_seconds: float | Unset = 5.0
     pushdown: list[Pushdown] | Unset = UNSET
     retention_days: float | Unset = 7.0
+    sources: list[Source] | Unset = UNSET
+    streams: list[str] | Unset = UNSET
 
     def to_dict(self) -> dict[str, Any]:
         raw_dataset_id: None | str
@@ -55,6 +62,17 @@ class CdcConfigOut:
 
         retention_days = self.retention_days
 
+        sources: list[dict[str, Any]] | Unset = UNSET
+        if not isinstance(self.sources, Unset):
+            sources = []
+            for sources_item_data in self.sources:
+                sources_item = sources_item_data.to_dict()
+                sources.append(sources_item)
+
+        streams: list[str] | Unset = UNSET
+        if not isinstance(self.streams, Unset):
+            streams = self.streams
+
         field_dict: dict[str, Any] = {}
 
         field_dict.update(
@@ -71,12 +89,17 @@ class CdcConfigOut:
             field_dict["pushdown"] = pushdown
         if retention_days is not UNSET:
             field_dict["retention_days"] = retention_days
+        if sources is not UNSET:
+            field_dict["sources"] = sources
+        if streams is not UNSET:
+            field_dict["streams"] = streams
 
         return field_dict
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         from ..models.pushdown import Pushdown  # noqa: PLC0415
+        from ..models.source import Source  # noqa: PLC0415
 
         d = dict(src_dict)
 
@@ -109,6 +132,17 @@ class CdcConfigOut:
 
         retention_days = d.pop("retention_days", UNSET)
 
+        _sources = d.pop("sources", UNSET)
+        sources: list[Source] | Unset = UNSET
+        if _sources is not UNSET:
+            sources = []
+            for sources_item_data in _sources:
+                sources_item = Source.from_dict(sources_item_data)
+
+                sources.append(sources_item)
+
+        streams = cast(list[str], d.pop("streams", UNSET))
+
         cdc_config_out = cls(
             raw_dataset_id=raw_dataset_id,
             raw_table=raw_table,
@@ -116,6 +150,8 @@ class CdcConfigOut:
             process_interval_seconds=process_interval_seconds,
             pushdown=pushdown,
             retention_days=retention_days,
+            sources=sources,
+            streams=streams,
         )
 
         return cdc_config_out

@@ -2,10 +2,16 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Mapping
-from typing import Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
+
+from ..types import UNSET, Unset
+
+if TYPE_CHECKING:
+    from ..models.stream_lag import StreamLag
+
 
 T = TypeVar("T", bound="CdcLag")
 
@@ -28,6 +34,7 @@ class CdcLag:
         staged (int): Events appended to the staging table
         staging_lag_seconds (float): Newest accepted event time minus newest staged event time
         tenant (str):
+        streams (list[StreamLag] | Unset): The Debezium Redis streams the tenant reads
     """
 
     accepted: int
@@ -42,6 +49,7 @@ class CdcLag:
     staged: int
     staging_lag_seconds: float
     tenant: str
+    streams: list[StreamLag] | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -85,6 +93,13 @@ class CdcLag:
 
         tenant = self.tenant
 
+        streams: list[dict[str, Any]] | Unset = UNSET
+        if not isinstance(self.streams, Unset):
+            streams = []
+            for streams_item_data in self.streams:
+                streams_item = streams_item_data.to_dict()
+                streams.append(streams_item)
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update(
@@ -103,11 +118,15 @@ class CdcLag:
                 "tenant": tenant,
             }
         )
+        if streams is not UNSET:
+            field_dict["streams"] = streams
 
         return field_dict
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.stream_lag import StreamLag  # noqa: PLC0415
+
         d = dict(src_dict)
         accepted = d.pop("accepted")
 
@@ -193,6 +212,15 @@ class CdcLag:
 
         tenant = d.pop("tenant")
 
+        _streams = d.pop("streams", UNSET)
+        streams: list[StreamLag] | Unset = UNSET
+        if _streams is not UNSET:
+            streams = []
+            for streams_item_data in _streams:
+                streams_item = StreamLag.from_dict(streams_item_data)
+
+                streams.append(streams_item)
+
         cdc_lag = cls(
             accepted=accepted,
             newest_accepted_timestamp=newest_accepted_timestamp,
@@ -206,6 +234,7 @@ class CdcLag:
             staged=staged,
             staging_lag_seconds=staging_lag_seconds,
             tenant=tenant,
+            streams=streams,
         )
 
         cdc_lag.additional_properties = d
