@@ -87,8 +87,11 @@ def lag(ctx: typer.Context, as_json: AsJson = False) -> None:
         data = plain(connection.client().cdc_lag())
     if as_json:
         print_json(data)
-    else:
-        print_fields(data, LAG_FIELDS)
+        return
+    print_fields(data, LAG_FIELDS)
+    if data.get("streams"):
+        columns = ("stream", "length", "pending", "undelivered", "dead_letters", "error")
+        print_table(data["streams"], [(k, field(k)) for k in columns], title="Debezium streams")
 
 
 @cdc.command("process")
