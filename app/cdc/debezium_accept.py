@@ -30,21 +30,17 @@ from datetime import UTC, datetime
 from typing import Any
 
 from pyiceberg.catalog import Catalog
-from sqlalchemy import Select, select
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
 from app import clock
-from app.cdc import debezium, service
+from app.cdc import debezium, repository, service
 from app.cdc.documents import DELETE, PATCH, PUT, to_json
 from app.cdc.events import Parsed
 from app.cdc.schemas import DebeziumAccepted, Source
-from app.models import CdcSourceKey
 
 # a SQL Server LSN is 80 bits: 25 decimal digits; fixed width makes text order the tuple's
 POSITION_DIGITS = 25
 TRUNCATED = ""  # the key of a table's truncate row
-IN_CHUNK = 500
 RECENT = 8  # positions remembered per row (a sink's retried batch holds a row's few changes)
 # what Debezium puts in a column it could not read (`unavailable.value.placeholder`'s default)
 UNAVAILABLE = "__debezium_unavailable_value"
@@ -219,56 +215,33 @@ def _held(session: Session, org: str, changes: Iterable[debezium.Change]) -> dic
             keys.add(change.key)
     held: dict[RowKey, Held] = {}
     for (src, table), keys in wanted.items():
-        ordered = sorted(keys)
-        for start in range(0, len(ordered), IN_CHUNK):
-            chunk = ordered[start : start + IN_CHUNK]
-            rows = session.execute(_rows(org, src, table).where(CdcSourceKey.key.in_(chunk)))
-            for key, position, ts_us, deleted, recent in rows:
-                held[(src, table, key)] = Held(position, ts_us, deleted, list(recent or []))
+        for key, position, ts_us, deleted, recent in repository.source_keys(
+            session, org, src, table, sorted(keys)
+        ):
+            held[(src, table, key)] = Held(position, ts_us, deleted, list(recent or []))
     return held
 
 
 def _load_table(session: Session, org: str, src: str, table: str, held: dict[RowKey, Held]) -> None:
     """Every stored row of the table into `held`, where the request has not changed it yet."""
-    for key, position, ts_us, deleted, recent in session.execute(_rows(org, src, table)):
+    for key, position, ts_us, deleted, recent in repository.source_keys(session, org, src, table):
         held.setdefault((src, table, key), Held(position, ts_us, deleted, list(recent or [])))
 
 
-def _rows(org: str, src: str, table: str) -> Select[tuple[str, str, int, bool, list[str]]]:
-    return select(
-        CdcSourceKey.key,
-        CdcSourceKey.position,
-        CdcSourceKey.timestamp_us,
-        CdcSourceKey.deleted,
-        CdcSourceKey.recent,
-    ).where(CdcSourceKey.org == org, CdcSourceKey.source == src, CdcSourceKey.table_name == table)
-
-
 def _save(session: Session, org: str, changed: dict[RowKey, Held]) -> None:
-    rows = [
-        {
-            "org": org,
-            "source": src,
-            "table_name": table,
-            "key": key,
-            "position": state.position,
-            "timestamp_us": state.timestamp_us,
-            "deleted": state.deleted,
-            "recent": state.recent,
-        }
-        for (src, table, key), state in sorted(changed.items())
-    ]
-    if not rows:
-        return
-    dialect = postgresql if session.get_bind().dialect.name == "postgresql" else sqlite
-    statement = dialect.insert(CdcSourceKey.__table__)
-    upsert = statement.on_conflict_do_update(
-        index_elements=["org", "source", "table_name", "key"],
-        set_={
-            "position": statement.excluded.position,
-            "timestamp_us": statement.excluded.timestamp_us,
-            "deleted": statement.excluded.deleted,
-            "recent": statement.excluded.recent,
-        },
+    repository.save_source_keys(
+        session,
+        [
+            {
+                "org": org,
+                "source": src,
+                "table_name": table,
+                "key": key,
+                "position": state.position,
+                "timestamp_us": state.timestamp_us,
+                "deleted": state.deleted,
+                "recent": state.recent,
+            }
+            for (src, table, key), state in sorted(changed.items())
+        ],
     )
-    session.execute(upsert, rows)

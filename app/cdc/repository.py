@@ -14,7 +14,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.orm import Session
 
-from app.models import CdcChunk, CdcDeletion, CdcIdentity, CdcTenant
+from app.models import CdcChunk, CdcDeletion, CdcIdentity, CdcSourceKey, CdcTenant
 
 CHUNK = 5000  # SQLite: keys per IN list
 PG_CHUNK = 100_000  # PostgreSQL: keys per array
@@ -204,3 +204,44 @@ def forget_deletions(session: Session, org: str, ids: Iterable[str]) -> None:
                 CdcDeletion.org == org, CdcDeletion.entity_id.in_(wanted[start : start + CHUNK])
             )
         )
+
+
+# Debezium source rows' newest accepted changes (app/cdc/debezium_accept.py)
+SourceKeyRow = tuple[str, str, int, bool, list[str]]  # key, position, timestamp_us, deleted, recent
+
+
+def source_keys(
+    session: Session, org: str, source: str, table: str, keys: Sequence[str] | None = None
+) -> list[SourceKeyRow]:
+    """The stored rows of one source table: those of `keys`, or all of them (None)."""
+    query = select(
+        CdcSourceKey.key,
+        CdcSourceKey.position,
+        CdcSourceKey.timestamp_us,
+        CdcSourceKey.deleted,
+        CdcSourceKey.recent,
+    ).where(
+        CdcSourceKey.org == org, CdcSourceKey.source == source, CdcSourceKey.table_name == table
+    )
+    if keys is None:
+        return [tuple(r) for r in session.execute(query)]
+    found: list[SourceKeyRow] = []
+    for start in range(0, len(keys), CHUNK):
+        chunk = list(keys[start : start + CHUNK])
+        found += [tuple(r) for r in session.execute(query.where(CdcSourceKey.key.in_(chunk)))]
+    return found
+
+
+def save_source_keys(session: Session, rows: list[dict[str, Any]]) -> None:
+    """Upsert source rows' newest accepted changes."""
+    if not rows:
+        return
+    statement = (postgresql if _postgres(session) else sqlite).insert(CdcSourceKey.__table__)
+    upsert = statement.on_conflict_do_update(
+        index_elements=["org", "source", "table_name", "key"],
+        set_={
+            column: statement.excluded[column]
+            for column in ("position", "timestamp_us", "deleted", "recent")
+        },
+    )
+    session.execute(upsert, rows)  # executemany: batched VALUES, compiled once

@@ -31,6 +31,7 @@ from app.db import session_scope
 from app.errors import InvalidInput
 from app.failpoints import failpoint
 from app.lake.catalog import get_catalog
+from app.models import CdcTenant
 
 log = logging.getLogger(__name__)
 ROUND_SECONDS = 20.0  # a pass reads rounds for this long, then leaves the rest to the next
@@ -165,5 +166,5 @@ def _ack(conn: redis.Redis, group: str, entries: list[Entry]) -> None:
 
 def tenant_streams(org: str) -> list[str]:
     with session_scope() as session:
-        tenant = session.get(service.CdcTenant, org)
+        tenant = session.get(CdcTenant, org)
         return list(service.config_of(tenant).streams) if tenant is not None else []
