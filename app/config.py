@@ -119,6 +119,11 @@ class Settings(BaseSettings):
     # its job has waited this long (a worker draining a flood of restatements has no slot for
     # it; see workers/restatements/committer.drain); 0: never
     materialize_inline_after_seconds: float = Field(default=10.0, ge=0)
+    # a materialize asked for within this long of the dataset's last one starting waits for the
+    # rest of it (its message carries a countdown): a burst of group commits then shares one
+    # materialize every few seconds instead of one each, which took a quarter of the workers'
+    # slots during bursts (bench.scale --mix); 0: at once
+    materialize_debounce_seconds: float = Field(default=5.0, ge=0)
     # the lifetime of a token from the Iceberg REST catalog's /iceberg/v1/oauth/tokens
     catalog_token_seconds: int = Field(default=3600, ge=60)
     # a batch still `loading` this long after it was opened (no file, or no COMPLETE) is stuck:

@@ -201,6 +201,13 @@ def settle_many(session: Session, settled: list[tuple[str, dict[str, Any]]], now
     )
 
 
+def last_started(session: Session, subject_id: str, kind: JobKind) -> datetime | None:
+    """When the subject's most recently started job of `kind` started (None: none has)."""
+    return session.scalar(
+        select(func.max(Job.started_at)).where(Job.subject_id == subject_id, Job.kind == kind.value)
+    )
+
+
 def queued_for_subject(session: Session, subject_id: str, kind: JobKind) -> Job | None:
     """A job of `kind` for the subject that has not started yet, if any."""
     return session.scalar(

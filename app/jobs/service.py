@@ -36,6 +36,7 @@ def enqueue(
     payload: Payload | None = None,
     publish: bool = True,
     first: bool = False,
+    countdown: float = 0.0,
 ) -> Job:
     """Write the job and its outbox message; the message is published after commit.
 
@@ -47,7 +48,8 @@ def enqueue(
     it); the scheduler's jobs (no request) are never refused. The org's jobs in flight set the
     message's broker priority: an org's first jobs overtake another's backlog (`app.limits`);
     `first`: the highest priority whatever the backlog (short maintenance that keeps reads
-    right, which the org's own backlog must not starve).
+    right, which the org's own backlog must not starve); `countdown`: seconds before a worker
+    runs it (the broker's ETA; a message the reconciler re-publishes runs at once).
     """
     payload = payload if payload is not None else kind.spec.payload()
     if type(payload) is not kind.spec.payload:
@@ -67,11 +69,12 @@ def enqueue(
     session.flush()
     stages.record(job, "queued", job.created_at)
     if publish:
-        add_outbox(session, job, priority=0 if first else broker_priority(backlog))
+        priority = 0 if first else broker_priority(backlog)
+        add_outbox(session, job, priority=priority, countdown=countdown)
     return job
 
 
-def add_outbox(session: Session, job: Job, priority: int = 0) -> None:
+def add_outbox(session: Session, job: Job, priority: int = 0, countdown: float = 0.0) -> None:
     """The job's message, published after commit (`priority`: 0 first, 9 last; a message the
     reconciler re-publishes goes first). Its grace period is judged on the database's clock
     (see app.clock)."""
@@ -81,13 +84,21 @@ def add_outbox(session: Session, job: Job, priority: int = 0) -> None:
     session.add(message)
     session.flush()
     message_id, job_id, task_name = message.id, job.id, job.task_name
-    after_commit(session, lambda: publish(message_id, job_id, task_name, priority))
+    after_commit(session, lambda: publish(message_id, job_id, task_name, priority, countdown))
 
 
-def publish(message_id: str, job_id: str, task_name: str, priority: int = 0) -> bool:
+def publish(
+    message_id: str, job_id: str, task_name: str, priority: int = 0, countdown: float = 0.0
+) -> bool:
     """Send one outbox message; on failure it stays unpublished for the reconciler."""
     try:
-        get_celery().send_task(task_name, args=[job_id], queue=QUEUE, priority=priority)
+        get_celery().send_task(
+            task_name,
+            args=[job_id],
+            queue=QUEUE,
+            priority=priority,
+            countdown=countdown if countdown > 0 else None,
+        )
     except Exception:  # the broker may be down: the reconciler will retry
         log.warning("could not publish job %s; the reconciler will retry", job_id, exc_info=True)
         return False
@@ -224,6 +235,11 @@ def _aware(value: datetime) -> datetime:
 def active_for_subject(session: Session, subject_id: str, kinds: Collection[str]) -> Job | None:
     """The subject's queued or running job of one of `kinds`, if any."""
     return repository.active_for_subject(session, subject_id, kinds)
+
+
+def last_started(session: Session, subject_id: str, kind: JobKind) -> datetime | None:
+    """When the subject's most recently started job of `kind` started, if one has."""
+    return repository.last_started(session, subject_id, kind)
 
 
 def queued_for_subject(session: Session, subject_id: str, kind: JobKind) -> Job | None:

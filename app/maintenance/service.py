@@ -4,13 +4,16 @@ materializer (tombstones → Iceberg position deletes, `app/lake/materialize_pla
 The materializer is coalesced: a dataset never has two materialize jobs queued; one queued while
 another runs is right (the running one may have planned before the newest tombstones). Queued
 after every tombstone commit, and by the scheduler for a dataset whose tombstones are past its
-mark with no job queued (a commit whose worker died before queueing)."""
+mark with no job queued (a commit whose worker died before queueing). One queued within
+`materialize_debounce_seconds` of the dataset's last one starting runs when that time is up:
+the group commits of a burst share it."""
 
 from __future__ import annotations
 
 from pyiceberg.catalog import Catalog
 from sqlalchemy.orm import Session
 
+from app import clock
 from app.config import get_settings
 from app.datasets import service as dataset_service
 from app.datasets import service as datasets
@@ -77,7 +80,26 @@ def request_materialize(session: Session, dataset: Dataset) -> Job | None:
     """Queue the dataset's materializer unless one is queued already (or it is off)."""
     if not get_settings().materialize_deletes:
         return None
+    queued = queued_materialize(session, dataset.id)
+    if queued is not None:
+        return queued
     # first in the queue: behind a flood of restatements it would wait for all of them
-    return queued_materialize(session, dataset.id) or jobs.enqueue(
-        session, JobKind.MATERIALIZE, org=dataset.org, subject_id=dataset.id, first=True
+    return jobs.enqueue(
+        session,
+        JobKind.MATERIALIZE,
+        org=dataset.org,
+        subject_id=dataset.id,
+        first=True,
+        countdown=materialize_countdown(session, dataset.id),
     )
+
+
+def materialize_countdown(session: Session, dataset_id: str) -> float:
+    """Seconds a new materialize job of the dataset waits: what is left of the debounce since
+    its last one started (0 when that is longer ago, or none has)."""
+    debounce = get_settings().materialize_debounce_seconds
+    started = jobs.last_started(session, dataset_id, JobKind.MATERIALIZE) if debounce else None
+    if started is None:
+        return 0.0
+    since = (clock.db_now(session) - started).total_seconds()
+    return max(0.0, min(debounce, debounce - since))
