@@ -109,6 +109,10 @@ class Settings(BaseSettings):
     auto_vacuum_tombstones: int = 10_000
     auto_vacuum_evict_lead_seconds: float = 2 * 24 * 3600
     auto_expire: bool = True
+    # the scheduler holds a dataset's automatic compaction and expire back while restatements of
+    # it are in flight (a burst's group commits go first: each took a slot for 5-12 s and the
+    # commit lease), unless the last one of that kind started this long ago; 0: never held back
+    maintenance_defer_seconds: float = Field(default=300.0, ge=0)
     # automatic bin-pack compaction of a partition holding this many small files (under 3/4 of
     # `rewrite_target_file_bytes`: replays and small batches, each a file); 0: off
     auto_compact_small_files: int = Field(default=16, ge=0)

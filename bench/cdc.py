@@ -229,10 +229,16 @@ def main() -> None:
         help="post Debezium change event values (PostgreSQL connector, schemas off) to "
         "POST /v1/cdc/debezium in arrays of 200; no merge step",
     )
+    parser.add_argument(
+        "--api-processes", type=int, default=1, help="`icebatch api --workers` (one per core)"
+    )
+    parser.add_argument(
+        "--accept-only", action="store_true", help="stop after the accept phase (to profile it)"
+    )
     args = parser.parse_args()
     for name in ("entities", "events", "merge_events"):
         setattr(args, name, int(getattr(args, name) * args.scale))
-    machine_line("local[2]", ", 1 API process, 2 workers")
+    machine_line("local[2]", f", {args.api_processes} API process(es), 2 workers")
     database = f"bench_cdc_{uuid.uuid4().hex[:8]}"
     with psycopg.connect(f"{PG}/postgres", autocommit=True) as conn:
         conn.execute(f'CREATE DATABASE "{database}"')
@@ -304,7 +310,8 @@ def run(args: argparse.Namespace, env: dict[str, str], work: Path, procs: Procs)
         argv = [ICEBATCH, "keys", "create", "--org", t.org]
         t.key = subprocess.run(argv, env=env, capture_output=True, check=True, text=True).stdout
         t.key = t.key.split()[-1]
-    procs.append(start([ICEBATCH, "api", "--port", str(port)], env, work / "api.log"))
+    api = [ICEBATCH, "api", "--port", str(port), "--workers", str(args.api_processes)]
+    procs.append(start(api, env, work / "api.log"))
 
     def ready() -> bool:
         try:
@@ -326,6 +333,8 @@ def run(args: argparse.Namespace, env: dict[str, str], work: Path, procs: Procs)
     accept_s = time.monotonic() - started
     created = sum(t.entities for t in tenants)
     print(f"accept: {created:,} events in {accept_s:.1f} s = {created / accept_s:,.0f} events/s")
+    if args.accept_only:
+        return
 
     # 2. drain the creation backlog
     workers = start_workers(env, work, procs)

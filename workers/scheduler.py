@@ -12,6 +12,8 @@ it gets an expire job when it holds snapshots its retention policy would expire 
 and a materialize job when tombstones are past its materialized mark and none is queued or
 running (`materialize_deletes`; normally the tombstone commit queued it).
 Never two jobs of a kind per dataset: one already queued or running is left to finish.
+Compaction and expire are held back while the dataset's restatements are in flight (a burst's
+group commits first), for at most `maintenance_defer_seconds` since the last one started.
 """
 
 from __future__ import annotations
@@ -23,12 +25,14 @@ from datetime import timedelta
 import pyarrow.compute as pc
 from pyiceberg.table import Table
 from sqlalchemy import select
+from sqlalchemy.orm import Session
 
 from app import clock
 from app.batches import expiry
 from app.config import get_settings
 from app.db import session_scope
 from app.errors import Conflict
+from app.jobs import service as jobs
 from app.jobs.kinds import REWRITE_KINDS, JobKind, TaskName
 from app.lake import lease, retention, rewrite_plan, tombstones, visible
 from app.lake.catalog import get_catalog
@@ -41,6 +45,7 @@ from app.maintenance.schemas import (
 )
 from app.models import Dataset
 from app.pruning import service as pruning
+from app.restatements import repository as restatements
 from app.retention import service
 from workers.audit import archive
 from workers.celery_app import celery
@@ -112,6 +117,17 @@ def needs_expire(table: Table, dataset: Dataset, pins: list[retention.Pin]) -> b
     return bool(plan.expired)
 
 
+def held_back(session: Session, dataset_id: str, kind: JobKind) -> bool:
+    """Whether the dataset's automatic `kind` (compaction, expire) waits for a later pass: its
+    restatements are in flight and its last one started under `maintenance_defer_seconds` ago
+    (one never run is not held back, nor one held back that long)."""
+    defer = get_settings().maintenance_defer_seconds
+    if not defer or not restatements.in_flight(session, dataset_id):
+        return False
+    started = jobs.last_started(session, dataset_id, kind)
+    return started is not None and clock.db_now(session) - started < timedelta(seconds=defer)
+
+
 def _schedule_dataset(dataset_id: str, out: dict[str, list[str]]) -> None:
     with session_scope() as session:
         dataset = session.get(Dataset, dataset_id)
@@ -130,7 +146,9 @@ def _schedule_dataset(dataset_id: str, out: dict[str, list[str]]) -> None:
                 else:
                     log.info("scheduler: vacuum of %s (%s): job %s", dataset_id, reason, job.id)
                     out["vacuum"].append(dataset_id)
-            elif (small := compact_at(table)) is not None:
+            elif (small := compact_at(table)) is not None and not held_back(
+                session, dataset_id, JobKind.COMPACT
+            ):
                 request = CompactRequest(strategy=CompactStrategy.BINPACK, min_input_files=small)
                 try:
                     job = maintenance.start_compaction(session, get_catalog(), dataset, request)
@@ -151,6 +169,7 @@ def _schedule_dataset(dataset_id: str, out: dict[str, list[str]]) -> None:
             get_settings().auto_expire
             and service.active_job(session, dataset_id, (JobKind.EXPIRE,)) is None
             and needs_expire(table, dataset, service.pins(session, dataset_id))
+            and not held_back(session, dataset_id, JobKind.EXPIRE)
         ):
             job = service.start_expire(session, dataset)
             log.info("scheduler: expire of %s: job %s", dataset_id, job.id)

@@ -103,6 +103,19 @@ def interrupted_commit_ids(session: Session, dataset_id: str) -> list[str]:
     return sorted(c for c in found if c)
 
 
+def in_flight(session: Session, dataset_id: str) -> bool:
+    """Whether a restatement of the dataset is not committed (or failed) yet."""
+    unsettled = (RestatementState.PENDING, RestatementState.READY, RestatementState.COMMITTING)
+    return (
+        session.scalar(
+            select(Restatement.id)
+            .where(Restatement.dataset_id == dataset_id, Restatement.state.in_(unsettled))
+            .limit(1)
+        )
+        is not None
+    )
+
+
 def ready(session: Session, dataset_id: str) -> Sequence[Row[Any]]:
     """(id, kind, ids) of the dataset's ready restatements, oldest first."""
     return session.execute(
