@@ -4,6 +4,7 @@ keeps. Each function runs in the caller's session; the caller's transaction comm
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -223,18 +224,37 @@ def source_keys(
     ).where(
         CdcSourceKey.org == org, CdcSourceKey.source == source, CdcSourceKey.table_name == table
     )
-    if keys is None:
-        return [tuple(r) for r in session.execute(query)]
-    found: list[SourceKeyRow] = []
-    for start in range(0, len(keys), CHUNK):
-        chunk = list(keys[start : start + CHUNK])
-        found += [tuple(r) for r in session.execute(query.where(CdcSourceKey.key.in_(chunk)))]
-    return found
+    rows = (
+        session.execute(query) if keys is None else _rows_in(session, query, CdcSourceKey.key, keys)
+    )
+    return [tuple(r) for r in rows]
+
+
+_SAVE_SOURCE_KEYS_PG = text(
+    """
+    INSERT INTO cdc_source_keys
+        (org, source, table_name, key, position, timestamp_us, deleted, recent)
+    SELECT * FROM unnest(
+        CAST(:org AS varchar[]), CAST(:source AS varchar[]), CAST(:table_name AS varchar[]),
+        CAST(:key AS varchar[]), CAST(:position AS varchar[]), CAST(:timestamp_us AS bigint[]),
+        CAST(:deleted AS boolean[]), CAST(:recent AS json[])
+    )
+    ON CONFLICT (org, source, table_name, key) DO UPDATE SET
+        position = excluded.position, timestamp_us = excluded.timestamp_us,
+        deleted = excluded.deleted, recent = excluded.recent
+    """
+)
 
 
 def save_source_keys(session: Session, rows: list[dict[str, Any]]) -> None:
-    """Upsert source rows' newest accepted changes."""
+    """Upsert source rows' newest accepted changes. PostgreSQL: one statement over arrays (an
+    executemany sent a statement per row: 6 ms per 200)."""
     if not rows:
+        return
+    if _postgres(session):
+        columns = {name: [r[name] for r in rows] for name in rows[0]}
+        columns["recent"] = [json.dumps(r) for r in columns["recent"]]
+        session.execute(_SAVE_SOURCE_KEYS_PG, columns)
         return
     statement = (postgresql if _postgres(session) else sqlite).insert(CdcSourceKey.__table__)
     upsert = statement.on_conflict_do_update(

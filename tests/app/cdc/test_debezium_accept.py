@@ -89,6 +89,13 @@ def test_a_change_is_applied_once_and_redeliveries_are_counted(client: TestClien
     assert {e["source"] for e in events} == {"dbserver1"}
     assert folded(events) == {"1": {"id": 1, "v": 200}, "2": {"id": 2, "v": 150}}
 
+    # a row's recent positions are kept across requests (the stored row updated, not only
+    # inserted): a redelivery of its change before the newest is a duplicate, not superseded
+    assert counts(post(client, pg_event("u", 1, 300))) == (1, 0, 0)
+    assert counts(post(client, pg_event("u", 1, 400))) == (1, 0, 0)
+    assert counts(post(client, [pg_event("u", 1, 300), pg_event("u", 1, 200)])) == (0, 2, 0)
+    assert counts(post(client, pg_event("u", 1, 350))) == (0, 0, 1)  # never accepted
+
 
 def test_a_delete_takes_its_key_from_before_and_nulls_and_messages_are_skipped(
     client: TestClient,
