@@ -4,8 +4,9 @@ One run per tenant at a time (the tenant's staging lease). The run reads the ten
 watermark from the staging table's snapshots (the truth: `icebatch.cdc.staged.<tenant>` is
 committed with the rows), marks the chunks at or below it staged (a previous run died after its
 commit), then appends the next chunks in seq order, up to `cdc_max_events_per_run` events per
-commit. Appends of different tenants never conflict; a lost compare-and-swap is retried on the
-new parent.
+commit, until it has staged what was accepted when it began (the next run, queued by the CDC
+scheduler's next pass, takes what came since). Appends of different tenants never conflict; a
+lost compare-and-swap is retried on the new parent.
 """
 
 from __future__ import annotations
@@ -162,7 +163,9 @@ def stage(ctx: JobContext) -> CdcStageResult:
         mark_staged(org, done)
         staged = 0
         ctx.set_stage(Stage.APPEND, 0.05)
-        while True:
+        while done < accepted:  # what was accepted when the run began: the scheduler's next
+            # pass queues the next run, so a tenant posting without pause never holds a slot
+            # (a run that followed its new chunks for 73 s left the processors no slot)
             chunks = _pending(org, done, settings.cdc_max_events_per_run)
             if not chunks:
                 break
