@@ -256,7 +256,7 @@ def save_source_keys(session: Session, rows: list[dict[str, Any]]) -> None:
         columns["recent"] = [json.dumps(r) for r in columns["recent"]]
         session.execute(_SAVE_SOURCE_KEYS_PG, columns)
         return
-    statement = (postgresql if _postgres(session) else sqlite).insert(CdcSourceKey.__table__)
+    statement = sqlite.insert(CdcSourceKey)
     upsert = statement.on_conflict_do_update(
         index_elements=["org", "source", "table_name", "key"],
         set_={
