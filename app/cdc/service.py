@@ -33,6 +33,7 @@ from app.errors import Conflict, InvalidInput
 from app.jobs import service as jobs
 from app.jobs.kinds import JobKind
 from app.lake.cdc import RAW_DATASET, RAW_PARTITION, RESERVED_COLUMNS, raw_schema
+from app.lake.transaction import begin
 from app.lake.types import field_to_spec
 from app.models import CdcChunk, CdcTenant, Dataset, Job, JobState
 
@@ -114,7 +115,7 @@ def _raw_layout(catalog: Catalog, identifier: str) -> None:
     table = catalog.load_table(identifier)
     with table.update_sort_order() as order:
         order.asc("cluster_id", IdentityTransform()).asc("entity_id", IdentityTransform())
-    with table.transaction() as transaction:
+    with begin(table) as transaction:
         transaction.set_properties(
             {
                 "write.merge.mode": "copy-on-write",

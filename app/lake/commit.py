@@ -29,6 +29,7 @@ from pyiceberg.typedef import Record
 from app import clock
 from app.lake import tombstones
 from app.lake.tombstones import NewTombstone
+from app.lake.transaction import begin
 
 
 class ParentMoved(Exception):
@@ -92,7 +93,7 @@ def commit(
     changed since `table` was loaded.
     """
     parent = table.current_snapshot()
-    transaction = table.transaction()
+    transaction = begin(table)
     producer = transaction.update_snapshot().fast_append()
     snapshot_id = producer.snapshot_id
     written: list[str] = []

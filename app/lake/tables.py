@@ -24,6 +24,7 @@ from pyiceberg.transforms import (
 from pyiceberg.types import DateType, PrimitiveType, TimestampType, TimestamptzType
 
 from app.errors import InvalidInput
+from app.lake.transaction import begin
 from app.lake.types import BATCH_COLUMN
 
 TABLE_PROPERTIES = {
@@ -124,7 +125,7 @@ def ensure_properties(table: Table) -> Table:
     """Set the derived properties a table lacks (tables created before they existed)."""
     missing = {k: v for k, v in derived_properties(table).items() if table.properties.get(k) != v}
     if missing:
-        with table.transaction() as transaction:
+        with begin(table) as transaction:
             transaction.set_properties(missing)
     return table
 

@@ -35,6 +35,7 @@ from app.lake import pipeline
 from app.lake.catalog import get_catalog
 from app.lake.commit import ParentMoved
 from app.lake.pipeline import Committed, OperationKind, Summary
+from app.lake.transaction import begin
 
 log = logging.getLogger(__name__)
 MOVED = Counter(
@@ -84,7 +85,8 @@ class AuditAppend:
         if lake.archived_through(table) != self.after:
             raise MovedElsewhere(self.org)
         try:
-            table.append(plan, snapshot_properties=summary.properties())
+            with begin(table) as transaction:
+                transaction.append(plan, snapshot_properties=summary.properties())
         except CommitFailedException as exc:  # one attempt (the table's retries are 0)
             raise ParentMoved(str(exc)) from exc
         snapshot = table.current_snapshot()

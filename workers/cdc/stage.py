@@ -31,6 +31,7 @@ from app.lake.catalog import get_catalog
 from app.lake.cdc import EVENT_ARROW, STAGED, ensure_staging, staged_key, staged_seq
 from app.lake.commit import ParentMoved
 from app.lake.pipeline import Committed, OperationKind, Summary
+from app.lake.transaction import begin
 from app.models import CdcTenant
 from workers.cdc.tenant_lock import tenant_lock
 from workers.runtime import JobContext
@@ -81,7 +82,8 @@ class StageAppend:
 
     def commit(self, table: Table, plan: pa.Table, summary: Summary) -> Committed:
         try:
-            table.append(plan, snapshot_properties=summary.properties())
+            with begin(table) as transaction:
+                transaction.append(plan, snapshot_properties=summary.properties())
         except CommitFailedException as exc:
             log.info("staging append of %s lost a race; again", self.org)
             raise ParentMoved(str(exc)) from exc

@@ -52,6 +52,7 @@ from pyiceberg.transforms import (
 )
 
 from app.lake import commit as lake_commit
+from app.lake.transaction import begin
 from app.lake.types import BATCH_COLUMN
 from workers.uploads.inputs import StagedFile
 from workers.uploads.outcome import IngestOutcome, explain_bad_files, file_level_errors
@@ -436,7 +437,7 @@ def append(table: Table, files: list[DataFile], properties: dict[str, str]) -> S
 
 
 def _append_once(table: Table, files: list[DataFile], properties: dict[str, str]) -> Snapshot:
-    with table.transaction() as transaction:
+    with begin(table) as transaction:
         update = transaction.update_snapshot(snapshot_properties=properties)
         merging = metadata_bool(table.properties, "commit.manifest-merge.enabled")
         with update.merge_append() if merging else update.fast_append() as producer:
