@@ -5,8 +5,9 @@ from __future__ import annotations
 from functools import lru_cache
 
 from pyiceberg.catalog.sql import IcebergTables, SqlCatalog
-from pyiceberg.table import Table
+from pyiceberg.table import CommitTableResponse, Table
 from pyiceberg.table.metadata import TableMetadata
+from pyiceberg.table.update import TableRequirement, TableUpdate
 from sqlalchemy.engine import make_url
 
 from app.config import Settings, get_settings
@@ -22,7 +23,19 @@ class Catalog(SqlCatalog):
     PyIceberg parses the table's metadata file on every load (and a refresh is a load). The
     file lists every retained snapshot: hundreds of KB on a table a burst of restatements
     commits to, a fifth of a committer's time (bench/RESULTS.md, seventh session). A load
-    still reads the table's current location from the catalog, so it is as fresh as before."""
+    still reads the table's current location from the catalog, so it is as fresh as before;
+    a commit through this catalog keeps the metadata it wrote, so the next load here of the
+    table it committed parses nothing."""
+
+    def commit_table(
+        self,
+        table: Table,
+        requirements: tuple[TableRequirement, ...],
+        updates: tuple[TableUpdate, ...],
+    ) -> CommitTableResponse:
+        response = super().commit_table(table, requirements, updates)
+        _METADATA.put(response.metadata_location, response.metadata)
+        return response
 
     def _convert_orm_to_iceberg(self, orm_table: IcebergTables) -> Table:
         location = orm_table.metadata_location or ""

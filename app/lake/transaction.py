@@ -12,8 +12,9 @@ session). Upstream knows it (apache/iceberg-python#2673, #3302, #3784), no relea
 inputs it was computed from, the table's metadata object and the tuple of staged updates. Both
 are replaced, never changed in place (`_updates += ...` binds a new tuple; a commit or a refresh
 binds a new metadata), so a kept value is reused only while it is still what PyIceberg would
-compute. PyIceberg's own code only reads it (its models are frozen); the one difference is that
-`last_updated_ms` of an unchanged state no longer moves between two reads.
+compute. With nothing staged it is the table's metadata itself, not a copy of it. PyIceberg's own
+code only reads it (its models are frozen); the one difference is that `last_updated_ms` of an
+unchanged state no longer moves between two reads.
 """
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ class Transaction(PyIcebergTransaction):
     @property
     def table_metadata(self) -> TableMetadata:
         base, updates = self._table.metadata, self._updates
+        if not updates:  # PyIceberg would return a copy of the table's own (frozen) metadata
+            return base
         kept = self._kept
         if kept is not None and kept[0] is base and kept[1] is updates:
             return kept[2]
