@@ -1,4 +1,4 @@
-"""Every PyIceberg commit of the product opens its transaction here (`begin`).
+"""Every snapshot commit and property change of the product opens its transaction here (`begin`).
 
 PyIceberg 0.12's `Transaction.table_metadata` replays the staged updates on the table's metadata
 and deep-copies the result on every read, and a snapshot producer reads it a dozen times per
