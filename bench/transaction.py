@@ -3,10 +3,10 @@ staged metadata deep-copied on every read) and the product's (`app/lake/transact
 per staged state), on the same table at growing snapshot counts, in one run.
 
 Run: `.venv/bin/python -m bench.transaction [--levels 100,300,600] [--runs 9]`.
-The table is a dataset's (bench.common: its schema, day partitions) in a SQLite
-catalog; each commit appends one file of 10 rows, as a small batch's commit does (the file is
-written before the clock starts). At each level the two
-transactions alternate, `--runs` commits each; the median seconds and the ratio are printed.
+The table is a dataset's (bench.common: its schema, day partitions) in a SQLite catalog; each
+commit appends one file of 10 rows, as a small batch's commit does (the file is written before
+the clock starts). At each level the two transactions alternate, `--runs` commits each; the
+median seconds and the ratio are printed.
 """
 
 from __future__ import annotations

@@ -39,7 +39,7 @@ class Catalog(SqlCatalog):
 
     def _convert_orm_to_iceberg(self, orm_table: IcebergTables) -> Table:
         location = orm_table.metadata_location or ""
-        metadata = _METADATA.peek(location) if location else None
+        metadata = _METADATA.peek(location)
         if metadata is None or not orm_table.table_namespace or not orm_table.table_name:
             table = super()._convert_orm_to_iceberg(orm_table)
             _METADATA.put(table.metadata_location, table.metadata)

@@ -19,6 +19,7 @@ unchanged state no longer moves between two reads.
 
 from __future__ import annotations
 
+import pyarrow as pa
 from pyiceberg.table import Table
 from pyiceberg.table import Transaction as PyIcebergTransaction
 from pyiceberg.table.metadata import TableMetadata
@@ -46,3 +47,10 @@ class Transaction(PyIcebergTransaction):
 def begin(table: Table) -> Transaction:
     """A transaction on `table` (committed by `commit_transaction`, or on leaving a `with`)."""
     return Transaction(table)
+
+
+def append(table: Table, rows: pa.Table, properties: dict[str, str]) -> None:
+    """`table.append(rows)` through `begin`: one snapshot carrying `properties`, committed once
+    (a lost compare-and-swap raises PyIceberg's `CommitFailedException`)."""
+    with begin(table) as transaction:
+        transaction.append(rows, snapshot_properties=properties)

@@ -32,10 +32,10 @@ from app.config import Settings, get_settings
 from app.db import session_scope
 from app.lake import audit as lake
 from app.lake import pipeline
+from app.lake import transaction as lake_transaction
 from app.lake.catalog import get_catalog
 from app.lake.commit import ParentMoved
 from app.lake.pipeline import Committed, OperationKind, Summary
-from app.lake.transaction import begin
 
 log = logging.getLogger(__name__)
 MOVED = Counter(
@@ -85,8 +85,7 @@ class AuditAppend:
         if lake.archived_through(table) != self.after:
             raise MovedElsewhere(self.org)
         try:
-            with begin(table) as transaction:
-                transaction.append(plan, snapshot_properties=summary.properties())
+            lake_transaction.append(table, plan, summary.properties())
         except CommitFailedException as exc:  # one attempt (the table's retries are 0)
             raise ParentMoved(str(exc)) from exc
         snapshot = table.current_snapshot()

@@ -27,11 +27,11 @@ from app.jobs.kinds import JobKind
 from app.jobs.results import CdcStageResult
 from app.jobs.stages import Stage
 from app.lake import pipeline
+from app.lake import transaction as lake_transaction
 from app.lake.catalog import get_catalog
 from app.lake.cdc import EVENT_ARROW, STAGED, ensure_staging, staged_key, staged_seq
 from app.lake.commit import ParentMoved
 from app.lake.pipeline import Committed, OperationKind, Summary
-from app.lake.transaction import begin
 from app.models import CdcTenant
 from workers.cdc.tenant_lock import tenant_lock
 from workers.runtime import JobContext
@@ -82,8 +82,7 @@ class StageAppend:
 
     def commit(self, table: Table, plan: pa.Table, summary: Summary) -> Committed:
         try:
-            with begin(table) as transaction:
-                transaction.append(plan, snapshot_properties=summary.properties())
+            lake_transaction.append(table, plan, summary.properties())
         except CommitFailedException as exc:
             log.info("staging append of %s lost a race; again", self.org)
             raise ParentMoved(str(exc)) from exc
