@@ -24,7 +24,7 @@ from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 
 from app import invalidation
-from app.db import session_scope
+from app.db import read_scope
 from app.invalidation import Cache
 from app.strict import DateTime
 
@@ -125,12 +125,13 @@ async def get(
     request: Request,
     key: tuple[str, ...],
     version: Callable[[Session], Tag],
-    body: Callable[[Session], BaseModel],
+    read: Callable[[Session], tuple[Tag, BaseModel]],
 ) -> Response:
     """A conditional GET of the object `key` (e.g. `("batch", org, id)`): from the process's
     cache when it knows the tag (and, for a 200, the body); else in one thread-pool call and
-    one short session, the tag from `version`, then 304, or the body from `body`. Pollers call
-    this most: a request session (a dependency) would cost two more thread hops."""
+    one short session: with an `If-None-Match`, the tag from `version`, and 304 while it
+    matches; otherwise the body and its tag from `read` (the tag of the state the body shows).
+    Pollers call this most: a request session (a dependency) would cost two more thread hops."""
     cache = _known()
     known = cache.get(key)
     if known is not None and known.tag.current():
@@ -140,13 +141,12 @@ async def get(
 
     def run() -> Response:
         ticket = cache.ticket()
-        with session_scope() as session:
-            tag = version(session)
-            sent = (
-                None
-                if matches(request, tag.value)
-                else JSONResponse(body(session).model_dump(mode="json")).body
-            )
+        sent = None
+        with read_scope() as session:
+            tag = version(session) if request.headers.get("if-none-match") else None
+            if tag is None or not matches(request, tag.value):
+                tag, model = read(session)
+                sent = JSONResponse(model.model_dump(mode="json")).body
         if tag.current():
             kept = sent if sent is not None and len(sent) <= MAX_KEPT_BODY else None
             cache.put(key, _Known(tag, kept), ticket, list(tag.rows))

@@ -84,11 +84,17 @@ class Settings(BaseSettings):
     small_batch_bytes: int = Field(default=4 * 1024 * 1024, ge=0)
     db_pool_size: int = 20
     db_max_overflow: int = 20
+    # an API process opens its db_pool_size connections to PostgreSQL when it starts, as a
+    # fixed-size pool does: the first burst of requests does not wait for new backends
+    db_pool_prefill: bool = True
     # a metadata store that is down must answer fast (503), never hang a request or a worker
     db_connect_timeout_seconds: int = 5
     db_pool_timeout_seconds: float = 10.0
     # a request beyond db_pool_size + db_max_overflow in flight waits this long, then 503
     api_queue_seconds: float = 5.0
+    # an idle HTTP keep-alive connection stays open this long: longer than clients keep theirs
+    # (httpx: 5 s, load balancers: 60 s), so a client never sends on one the API is closing
+    api_keepalive_seconds: int = Field(default=75, ge=1)
     db_statement_timeout_seconds: float = 120.0
     store_retry_after_seconds: int = 5
     commit_lease_seconds: float = 30.0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import contextmanager
 from functools import lru_cache
@@ -16,6 +17,8 @@ from sqlalchemy import exc as sa_exc
 from sqlalchemy.orm import DeclarativeBase, Session, sessionmaker
 
 from app.config import Settings, get_settings
+
+log = logging.getLogger(__name__)
 
 NAMING_CONVENTION = {
     "ix": "ix_%(column_0_label)s",
@@ -108,6 +111,24 @@ def store_answers() -> bool:
     return True
 
 
+def prefill(engine: Engine, count: int) -> None:
+    """Open `count` of the engine's pooled connections at once and give them back, where the
+    pool keeps them (up to its size): a process's first burst of requests then finds them
+    open, instead of each waiting for PostgreSQL to start a backend. A store that is away
+    only leaves the pool to fill on demand, as it would anyway."""
+    opened = []
+    try:
+        for _ in range(count):
+            opened.append(engine.connect())
+    except Exception as exc:
+        if not is_store_outage(exc):
+            raise
+        log.warning("metadata store away: its connections open on demand (%s)", exc)
+    finally:
+        for connection in opened:
+            connection.close()
+
+
 @lru_cache
 def get_engine() -> Engine:
     return make_engine(get_settings().sqlalchemy_url)
@@ -133,6 +154,16 @@ def session_scope() -> Iterator[Session]:
         _abandon(session)
         raise
     _finish(session)
+
+
+@contextmanager
+def read_scope() -> Iterator[Session]:
+    """A session for reads alone, each statement its own transaction (autocommit): a poller's
+    one query costs no BEGIN and no COMMIT round trip. Statements that must see one state of
+    the store together belong in one statement, or in a `session_scope`."""
+    connection = get_engine().connect().execution_options(isolation_level="AUTOCOMMIT")
+    with connection, Session(bind=connection, expire_on_commit=False) as session:
+        yield session
 
 
 def _finish(session: Session) -> None:

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import logging
+import threading
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -22,7 +25,7 @@ from app.cdc.endpoints import router as cdc_router
 from app.changes.endpoints import router as changes_router
 from app.config import get_settings
 from app.datasets.endpoints import router as datasets_router
-from app.db import STORE_OUTAGE_ERRORS
+from app.db import STORE_OUTAGE_ERRORS, get_engine, prefill
 from app.errors import AppError, StoreUnavailable
 from app.jobs.endpoints import router as jobs_router
 from app.keys.endpoints import router as keys_router
@@ -120,8 +123,24 @@ def operation_id(route: APIRoute) -> str:
     return route.name
 
 
+@asynccontextmanager
+async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+    """An API process fills its connection pool to PostgreSQL while it starts serving
+    (ICEBATCH_DB_POOL_PREFILL), in a thread of its own: startup does not wait for it."""
+    settings = get_settings()
+    if settings.db_pool_prefill and settings.sqlalchemy_url.startswith("postgresql"):
+        threading.Thread(
+            target=prefill,
+            args=(get_engine(), settings.db_pool_size),
+            name="icebatch-pool-prefill",
+            daemon=True,
+        ).start()
+    yield
+
+
 def create_app() -> FastAPI:
     app = FastAPI(
+        lifespan=lifespan,
         generate_unique_id_function=operation_id,
         title="Icebatch",
         version="0.1.0",

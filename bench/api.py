@@ -9,6 +9,9 @@
     its last ETag (tabs/2 requests a second offered, on a schedule that does not wait for
     answers: latency counts from the scheduled time), while a client ingests a batch every few
     seconds through a real worker, some tabs watching those batches go staged → success.
+    Its first round is every tab's first, full GET of a batch no API process has served yet;
+    how much such a cold GET costs is measured apart, one request at a time: a full GET of each
+    of 300 fresh batches (each with a file), then the same GETs again (answered from memory).
 
 The generator speaks HTTP/1.1 itself (asyncio streams), in `--generators` processes, so that it
 costs far less CPU than the server it measures. Every answer's status is checked (200 or 304
@@ -198,6 +201,27 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else float("nan")
 
 
+def cold_gets(client: httpx.Client, dataset: str, count: int = 300) -> None:
+    """Full GETs one at a time: each batch's first (no process has read it) and its second."""
+    fresh = []
+    for _ in range(count):
+        batch = client.post("/v1/batches", json={"dataset_id": dataset, "format": "csv"})
+        fresh.append(batch.json()["id"])
+        client.put(f"/v1/batches/{fresh[-1]}/files/a.csv", content=CSV).raise_for_status()
+    time.sleep(1.5)  # the creations' notifications heard
+    timings: dict[str, list[float]] = {"first": [], "again": []}
+    for kind in timings:
+        for batch in fresh:
+            started = time.perf_counter()
+            client.get(f"/v1/batches/{batch}").raise_for_status()
+            timings[kind].append(time.perf_counter() - started)
+    first, again = (1000 * pct(timings[k], 0.5) for k in ("first", "again"))
+    print(
+        f"full GET one at a time, p50: a batch's first {first:.2f} ms, again {again:.2f} ms "
+        f"(first / again = {first / again:.2f})"
+    )
+
+
 def ingest(client: httpx.Client, dataset: str) -> str:
     """Open, upload and complete a one-row batch (the worker promotes it)."""
     batch = client.post("/v1/batches", json={"dataset_id": dataset, "format": "csv"}).json()["id"]
@@ -305,6 +329,8 @@ def run(args: argparse.Namespace, env: dict[str, str], work: Path, procs: Procs)
         f"ratios: 304 / full GET = {r304 / full:.2f}; 304 / healthz = {r304 / ceiling:.2f}; "
         f"304 path {r304:.0f} req/s (goal >= 1,000)"
     )
+
+    cold_gets(client, dataset)
 
     # (b) open loop while ingests run
     tabs_batches = [

@@ -7,7 +7,7 @@ from fastapi.responses import JSONResponse
 
 from app import conditional
 from app.auth import Org, requires
-from app.batches import service
+from app.batches import service, views
 from app.batches.schemas import (
     BatchAction,
     BatchActionOut,
@@ -71,7 +71,7 @@ def batches_create(
         batch = service.open_batch(session, org, body)
         if batch.replay:  # what a replay replaces is the restatements domain's to check
             restatements.check_replay(session, batch)
-        return service.to_out(session, batch)
+        return views.to_out(session, batch)
 
     return idempotent.run(body, 201, run)
 
@@ -133,7 +133,7 @@ def _act(session: DbSession, org: str, batch_id: str, action: BatchAction) -> Ba
         batch, job = service.complete(session, org, batch_id, replay=restatements.complete_replay)
     else:
         batch, job = service.abort(session, org, batch_id), None
-    return service.action_out(session, batch, job)
+    return views.action_out(session, batch, job)
 
 
 def _acting(action: BatchAction, status_code: int) -> Any:
@@ -199,8 +199,8 @@ async def batches_get(batch_id: str, org: Org, request: Request) -> Response:
     return await conditional.get(
         request,
         ("batch", org, batch_id),
-        lambda session: service.version(session, org, batch_id),
-        lambda session: service.describe(session, org, batch_id),
+        lambda session: views.version(session, org, batch_id),
+        lambda session: views.read(session, org, batch_id),
     )
 
 
@@ -221,7 +221,7 @@ def batches_list(
     passes `updated_since` (the time of its last poll) to get only what changed.
     """
     dataset_id = datasets.filter_id(session, org, dataset_id)
-    page = service.list_batches(
+    page = views.list_batches(
         session, org, dataset_id, status, paging.offset, paging.limit, updated_since
     )
     return paging.respond(page)

@@ -4,7 +4,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Row, select, update
+from sqlalchemy import Row, bindparam, select, update
 from sqlalchemy.orm import Session
 
 from app import clock
@@ -42,6 +42,49 @@ def file_by_name(session: Session, batch_id: str, name: str) -> BatchFile | None
 def files(session: Session, batch_id: str) -> Sequence[BatchFile]:
     query = select(BatchFile).where(BatchFile.batch_id == batch_id).order_by(BatchFile.name)
     return session.scalars(query).all()
+
+
+_RESTATEMENT = (Restatement.kind, Restatement.state, Restatement.batch_id, Restatement.job_id)
+_FILE = (BatchFile.name, BatchFile.bytes, BatchFile.sha256)
+# built once: a poller's cold GET runs it, and building a statement costs more than running it
+_DESCRIBED = (
+    select(
+        *Batch.__table__.c,
+        Job.progress.label("job_progress"),
+        *(column.label(f"restatement_{column.key}") for column in _RESTATEMENT),
+        *(column.label(f"file_{column.key}") for column in _FILE),
+    )
+    .outerjoin(Job, Job.id == Batch.job_id)
+    .outerjoin(Restatement, Restatement.id == Batch.restated_by)
+    .outerjoin(BatchFile, BatchFile.batch_id == Batch.id)
+    .where(Batch.id == bindparam("batch_id"), Batch.org == bindparam("org"))
+    .order_by(BatchFile.name)
+)
+
+
+def described(
+    session: Session, org: str, batch_id: str
+) -> tuple[Batch, float | None, Restatement | None, list[BatchFile]] | None:
+    """The batch and what its description shows besides — its job's progress, the restatement
+    that restated it, its files by name — read in one statement, so all of one state of the
+    store (None when the org has no such batch). The objects are detached copies: read-only."""
+    rows = session.execute(_DESCRIBED, {"batch_id": batch_id, "org": org}).mappings().all()
+    if not rows:
+        return None
+    first = rows[0]
+    batch = Batch(**{column.key: first[column.key] for column in Batch.__table__.c})
+    restatement = None
+    if first["restatement_kind"] is not None:
+        restatement = Restatement(
+            id=batch.restated_by,
+            **{column.key: first[f"restatement_{column.key}"] for column in _RESTATEMENT},
+        )
+    files = [
+        BatchFile(batch_id=batch.id, **{column.key: row[f"file_{column.key}"] for column in _FILE})
+        for row in rows
+        if row["file_name"] is not None
+    ]
+    return batch, first["job_progress"], restatement, files
 
 
 def version(session: Session, org: str, batch_id: str) -> Row[Any] | None:

@@ -9,7 +9,6 @@ import re
 import shutil
 import uuid
 from collections.abc import AsyncIterator, Callable
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -18,15 +17,10 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 
-from app import clock, conditional
-from app.batches import expiry, repository
+from app import clock
+from app.batches import repository
 from app.batches.schemas import (
-    BatchActionOut,
     BatchCreate,
-    BatchFileOut,
-    BatchList,
-    BatchOut,
-    BatchRestatement,
 )
 from app.config import get_settings
 from app.datasets import service as datasets
@@ -47,11 +41,8 @@ from app.models import (
     BatchStatus,
     CdcTenant,
     Job,
-    Restatement,
-    RestatementKind,
 )
 from app.models.base import utcnow
-from app.pagination import next_cursor
 
 FILE_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,254}$")
 # a batch the workers move: its job started, retried, or its replay is being staged
@@ -291,102 +282,6 @@ def _move(batch: Batch, to: BatchStatus, allowed: tuple[BatchStatus, ...]) -> No
 def _require_loading(batch: Batch, wanted: str) -> None:
     if batch.status != BatchStatus.LOADING:
         raise BatchStateConflict(batch.id, batch.status, wanted)
-
-
-def to_out(session: Session, batch: Batch) -> BatchOut:
-    progress = None
-    if batch.job_id:
-        progress = session.scalar(select(Job.progress).where(Job.id == batch.job_id))
-    return BatchOut(
-        id=batch.id,
-        dataset_id=batch.dataset_id,
-        format=batch.format,
-        status=batch.status,
-        row_count=batch.row_count,
-        file_count=batch.file_count,
-        bytes=batch.bytes,
-        snapshot_id=batch.snapshot_id,
-        job_id=batch.job_id,
-        progress=progress,
-        errors=batch.errors,
-        replay=batch.replay,
-        restated_by=batch.restated_by,
-        restatement=_restatement(session, batch.restated_by),
-        files=[
-            BatchFileOut(name=f.name, bytes=f.bytes, sha256=f.sha256)
-            for f in repository.files(session, batch.id)
-        ],
-        created_at=batch.created_at,
-        updated_at=batch.updated_at,
-        completed_at=batch.completed_at,
-        stuck=expiry.stuck(batch),
-        restated_at=batch.restated_at,
-    )
-
-
-def _restatement(session: Session, restatement_id: str | None) -> BatchRestatement | None:
-    if restatement_id is None:
-        return None
-    found = session.get(Restatement, restatement_id)
-    if found is None:
-        return None
-    return BatchRestatement(
-        id=found.id,
-        kind=RestatementKind(found.kind).value,
-        state=found.state,
-        batch_id=found.batch_id if found.kind == RestatementKind.REPLAY else None,
-        job_id=found.job_id,
-    )
-
-
-def action_out(session: Session, batch: Batch, job: Job | None) -> BatchActionOut:
-    """What a batch action answers: the batch, and the job it queued."""
-    return BatchActionOut(batch=to_out(session, batch), job=jobs.to_out(job) if job else None)
-
-
-def version(session: Session, org: str, batch_id: str) -> conditional.Tag:
-    """The batch's entity tag (BatchNotFound when the org has no such batch). A `loading`
-    batch's tag is kept until it would turn `stuck` (then its body moves with the clock)."""
-    found = repository.version(session, org, batch_id)
-    if found is None:
-        raise BatchNotFound(batch_id)
-    rows = [("batch", batch_id)]
-    if found.job_id:
-        rows.append(("job", found.job_id))
-    if found.restated_by:
-        rows.append(("restatement", found.restated_by))
-    lasts = None
-    if found.status == BatchStatus.LOADING:
-        updated_at = found.updated_at
-
-        def lasts() -> bool:  # not stuck yet (the TTL read now: a setting may change)
-            return clock.now() < expiry.stuck_at(updated_at)
-
-    stuck = lasts is not None and not lasts()
-    value = conditional.etag("batch", batch_id, found.updated_at, found.progress, *found[4:], stuck)
-    return conditional.Tag(value, tuple(rows), lasts)
-
-
-def describe(session: Session, org: str, batch_id: str) -> BatchOut:
-    """One batch of the organization (BatchNotFound otherwise)."""
-    return to_out(session, repository.get(session, org, batch_id))
-
-
-def list_batches(
-    session: Session,
-    org: str,
-    dataset_id: str | None,
-    status: BatchStatus | None,
-    offset: int,
-    limit: int,
-    updated_since: datetime | None = None,
-) -> BatchList:
-    """A page of the organization's batches, newest first (changed since `updated_since`)."""
-    rows = repository.page(session, org, dataset_id, status, offset, limit + 1, updated_since)
-    return BatchList(
-        items=[to_out(session, b) for b in rows[:limit]],
-        next=next_cursor(offset, limit, len(rows) > limit),
-    )
 
 
 def get(session: Session, org: str, batch_id: str, *, for_update: bool = False) -> Batch:

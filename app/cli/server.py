@@ -109,9 +109,18 @@ def serve(host: Host = "127.0.0.1", port: Port = 8000, workers: Workers = 1) -> 
     """Uvicorn in this process, logging through Icebatch's configuration (`api` runs this)."""
     import uvicorn
 
+    from app.config import get_settings
+
     # no --limit-concurrency: it counts idle keep-alive connections too; requests in flight
     # are bounded by app.limits.admission instead
-    uvicorn.run("app.main:app", host=host, port=port, workers=workers, log_config=None)
+    uvicorn.run(
+        "app.main:app",
+        host=host,
+        port=port,
+        workers=workers,
+        log_config=None,
+        timeout_keep_alive=get_settings().api_keepalive_seconds,
+    )
 
 
 @cli.command()

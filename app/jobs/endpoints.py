@@ -36,7 +36,10 @@ async def jobs_get(job_id: str, org: Org, request: Request) -> Response:
         request,
         ("job", org, job_id),
         lambda session: service.version(session, org, job_id),
-        lambda session: service.describe(session, org, job_id),
+        lambda session: (
+            service.version(session, org, job_id),
+            service.describe(session, org, job_id),
+        ),
     )
 
 
