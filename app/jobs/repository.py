@@ -4,12 +4,13 @@ from collections.abc import Collection, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, and_, bindparam, func, or_, select, update
+from sqlalchemy import ColumnElement, and_, bindparam, case, func, or_, select, update
 from sqlalchemy.orm import Session
 
 from app.errors import JobNotFound
 from app.jobs.kinds import JobKind
 from app.jobs.links import of_dataset
+from app.jobs.stages import Stage
 from app.models import Job, JobState, OutboxMessage
 
 
@@ -129,13 +130,19 @@ def _attempt(job_id: str, attempt: int) -> ColumnElement[bool]:
 
 def claim(session: Session, job_id: str, worker: str, now: datetime) -> Job | None:
     """Take the job for `worker` when it is queued: running, its next attempt, stage `starting`;
-    None when it is not queued (a duplicate delivery, or taken already)."""
+    None when it is not queued (a duplicate delivery, or taken already).
+
+    A job queued at stage `committing` after an attempt is a replay that handed its staged rows
+    to a group commit (`workers/restatements/task.stage_replay`): this claim commits them, and
+    its attempt, new for the fencing, is not a retry, so `max_attempts` grows by one with it."""
+    handed_off = and_(Job.stage == Stage.COMMITTING, Job.attempt > 0)
     changed = session.execute(
         update(Job)
         .where(Job.id == job_id, Job.state == JobState.QUEUED)
         .values(
             state=JobState.RUNNING,
             attempt=Job.attempt + 1,
+            max_attempts=case((handed_off, Job.max_attempts + 1), else_=Job.max_attempts),
             heartbeat_at=now,
             started_at=now,
             stage="starting",

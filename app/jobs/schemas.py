@@ -44,7 +44,12 @@ class JobOut(BaseModel):
     state: str = Field(description="queued → running → succeeded | failed")
     stage: str = Field(description="The step it is at while running (its kind's own names)")
     progress: float = Field(description="0..1")
-    attempt: int = Field(description="Attempts so far; a failed attempt is retried")
+    attempt: int = Field(
+        description="Attempts so far; a failed attempt is retried. A replay whose staged rows "
+        "were handed to another job's group commit and that was claimed again to commit them "
+        "spends one without running again, and `max_attempts` grows by one with it: `stages` "
+        "tells a retry (`retrying`, `requeued`)"
+    )
     max_attempts: int
     created_at: datetime
     updated_at: datetime = Field(description="Last write to the job (state, progress, heartbeat)")

@@ -19,6 +19,7 @@ from app.models import CommitLease, Job, JobState, Restatement, RestatementState
 from tests.fixtures.batches import rows
 from tests.fixtures.datasets import EVENTS
 from tests.fixtures.environments import Environment
+from tests.fixtures.workload import reruns
 from tests.workers.restatements.test_carried import deliver, erase, has_message, run, state
 from workers.restatements import committer
 
@@ -105,6 +106,8 @@ def test_a_staged_replay_rides_on_a_queued_carrier_and_frees_its_slot(
     assert state(replay["job"]) == state(carrier) == RestatementState.COMMITTED
     done = job(replay["job"])
     assert done.state == JobState.SUCCEEDED
+    # settled by the carrier, never claimed again: one attempt, its retries as they were
+    assert (done.attempt, done.max_attempts) == (1, get_settings().job_max_attempts)
     with session_scope() as session:
         snapshot_id = session.scalar(
             select(Restatement.snapshot_id).where(Restatement.job_id == replay["job"])
@@ -172,6 +175,13 @@ def test_a_replay_handed_to_a_committer_that_lets_go_is_passed_on(
     assert deliver() == [replay["job"]]
     assert state(replay["job"]) == RestatementState.COMMITTED
     assert job(replay["job"]).state == JobState.SUCCEEDED
+    # the claim after the hand-off is the job's second attempt, though its work ran once: not a
+    # retry, so it leaves the job its retries (one more allowed), and the fault tests' `reruns`
+    # (what they call running again) does not count it
+    seen = client.get(f"/v1/jobs/{replay['job']}").json()
+    assert (seen["attempt"], seen["max_attempts"]) == (2, get_settings().job_max_attempts + 1)
+    assert reruns([seen]) == {}
+    assert reruns([{**seen, "kind": "revert"}]) == {replay["job"]: ["unexplained"]}
 
 
 def test_a_replay_does_not_hand_off_to_a_lease_holder_that_is_not_a_committer(
@@ -221,6 +231,10 @@ def test_a_replay_with_more_replays_queued_behind_it_carries_them(
     assert deliver() == [first["job"]]  # one worker commits both
     assert state(first["job"]) == state(second["job"]) == RestatementState.COMMITTED
     assert job(first["job"]).state == job(second["job"]).state == JobState.SUCCEEDED
+    # the carrier's second claim is no retry: its retries are left whole
+    allowed = get_settings().job_max_attempts
+    assert (job(first["job"]).attempt, job(first["job"]).max_attempts) == (2, allowed + 1)
+    assert (job(second["job"]).attempt, job(second["job"]).max_attempts) == (1, allowed)
     with session_scope() as session:
         snapshots = set(
             session.scalars(

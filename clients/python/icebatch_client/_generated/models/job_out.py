@@ -22,7 +22,9 @@ T = TypeVar("T", bound="JobOut")
 class JobOut:
     """
     Attributes:
-        attempt (int): Attempts so far; a failed attempt is retried
+        attempt (int): Attempts so far; a failed attempt is retried. A replay whose staged rows were handed to another
+            job's group commit and that was claimed again to commit them spends one without running again, and
+            `max_attempts` grows by one with it: `stages` tells a retry (`retrying`, `requeued`)
         created_at (datetime.datetime):
         duration_seconds (float | None):
         error (None | str): Why a failed job (or its last attempt) failed
