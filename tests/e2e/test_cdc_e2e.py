@@ -26,7 +26,7 @@ import pytest
 
 from tests.fixtures.cdc_model import Model
 from tests.fixtures.e2e import log_shows
-from tests.fixtures.service import Service, new_org, wait_for
+from tests.fixtures.service import SLOW, Service, new_org, wait_for
 
 postgres_only = pytest.mark.parametrize("service", ["postgres"], indirect=True)
 FAST = {
@@ -240,6 +240,7 @@ def worker(service: Service, name: str = "worker", failpoint: str = "") -> None:
 
 
 @postgres_only
+@pytest.mark.timeout(1800)  # 8 worker starts, each with a JVM: 438-671 s on CI, the limit's 900
 def test_every_event_lands_once_through_kills_at_each_commit_point(service: Service) -> None:
     """Round after round, a worker is SIGKILLed while it pauses right before or right after a
     dumper or processor commit, with new events posted in between; the API is SIGKILLed right
@@ -259,7 +260,7 @@ def test_every_event_lands_once_through_kills_at_each_commit_point(service: Serv
         producer.send(client, 60)
         worker(service, failpoint=point)
         line = f"failpoint {point}: pausing"
-        wait_for(log_shows(service, "worker", line), 120, f"round {i}: {line!r}", every=0.1)
+        wait_for(log_shows(service, "worker", line), SLOW, f"round {i}: {line!r}", every=0.1)
         service.kill("worker", signal.SIGKILL)
         kills.append(point)
 

@@ -30,7 +30,7 @@ from tests.fixtures.e2e import (
     revert,
     upload_batch,
 )
-from tests.fixtures.service import Service, new_org, wait_for
+from tests.fixtures.service import SLOW, Service, new_org, wait_for
 from tests.fixtures.vacuum_e2e import Log, batch_records, check_rows, vacuum
 
 pytestmark = [pytest.mark.e2e, pytest.mark.spark]
@@ -139,7 +139,7 @@ def test_two_apis_three_workers_and_a_lost_host(service: Service) -> None:
         # a vacuum's rewrite tasks pause on their executors; the host running one dies
         seen = pauses(cluster)
         job = vacuum(client, dataset_id)
-        host = wait_for(host_running(cluster, seen), 120, "a rewrite task to run on a host")
+        host = wait_for(host_running(cluster, seen), SLOW, "a rewrite task to run on a host")
         cluster.kill_worker(host)
         killed.append(host)
         vacuumed_job = done_job(client, job["id"], timeout=240)

@@ -41,7 +41,7 @@ from tests.fixtures.e2e import (
     replay,
     revert,
 )
-from tests.fixtures.service import Service, new_org, wait_for
+from tests.fixtures.service import SLOW, Service, new_org, wait_for
 
 pytestmark = [pytest.mark.e2e, pytest.mark.spark]
 # on PostgreSQL with Spark in the worker, and as deployed at scale: Spark on a standalone
@@ -309,7 +309,7 @@ def test_holder_paused_past_its_lease_commits_its_group_once(service: Service) -
     sent = Sent({}, [])
     sent.restated.append(gdpr(client, dataset_id, ["u1"])[1])
     line = "failpoint before-commit: pausing"
-    wait_for(log_shows(service, "worker-a", line), 60, "A to pause before its commit")
+    wait_for(log_shows(service, "worker-a", line), SLOW, "A to pause before its commit")
     # B holds the lease from A's expiry on; it pauses 8 s before each commit (A's lands first)
     service.start_worker("worker-b", env={**lease, "ICEBATCH_FAILPOINTS": "before-commit=8"})
     sent.restated.append(gdpr(client, dataset_id, ["u2"])[1])
