@@ -168,9 +168,14 @@ def up(host: Host = "127.0.0.1", port: Port = 8000) -> None:
         subprocess.Popen(_api_argv(host, port)),
     ]
 
+    # the children asked to stop, each once: a second SIGTERM that lands while a child's Python
+    # finalizes (CPython puts SIGTERM's default action back then) kills it mid-exit
+    stopped: set[int] = set()
+
     def stop(*_: object) -> None:
         for child in children:
-            if child.poll() is None:
+            if child.poll() is None and child.pid not in stopped:
+                stopped.add(child.pid)
                 child.terminate()
 
     signal.signal(signal.SIGTERM, stop)
@@ -185,4 +190,18 @@ def up(host: Host = "127.0.0.1", port: Port = 8000) -> None:
                 child.wait(timeout=30)
             except subprocess.TimeoutExpired:
                 child.kill()
-    raise typer.Exit(max(child.returncode or 0 for child in children))
+                child.wait()
+    worker, api_process = children
+    log.info(
+        "icebatch up: worker exited %s, API exited %s", worker.returncode, api_process.returncode
+    )
+    raise typer.Exit(max(_exit_code(child, child.pid in stopped) for child in children))
+
+
+def _exit_code(child: subprocess.Popen[bytes], asked_to_stop: bool) -> int:
+    """A child's exit as a shell reports it (128 + the signal that ended it). Ending on the
+    SIGTERM `up` sent it is a clean stop: uvicorn re-raises the signal once it has shut down."""
+    code = child.returncode or 0
+    if code == -signal.SIGTERM and asked_to_stop:
+        return 0
+    return 128 - code if code < 0 else code

@@ -20,7 +20,7 @@ import pytest
 
 from tests.fixtures.datasets import EVENTS
 from tests.fixtures.e2e import done_job, finished, read_rows, start, upload_batch
-from tests.fixtures.service import Service, new_org, wait_for
+from tests.fixtures.service import SLOW, Service, new_org, wait_for
 
 pytestmark = [pytest.mark.e2e, pytest.mark.spark]
 
@@ -84,7 +84,8 @@ def test_walkthrough(service: Service) -> None:
         # SIGTERM to `icebatch up` alone stops the API and the worker it started (and its JVM)
         up = service.processes["up"]
         os.kill(up.pid, signal.SIGTERM)
-        assert up.wait(timeout=60) == 0
+        code = up.wait(timeout=60)
+        assert code == 0, f"`icebatch up` exited {code}; its log ends:\n{service.log('up')[-4000:]}"
 
         def group_gone() -> bool:
             try:
@@ -114,7 +115,7 @@ def test_worker_killed_mid_ingest_loses_nothing(service: Service) -> None:
         progress.append(job["progress"])
         return job["state"] == "running" and job["stage"] in ("validating", "writing")
 
-    wait_for(in_spark, 120, "the ingest job to be inside its Spark job", every=0.1)
+    wait_for(in_spark, SLOW, "the ingest job to be inside its Spark job", every=0.1)
     time.sleep(1.0)
     progress.append(client.get(f"/v1/batches/{batch_id}").json()["progress"])
     assert 0 < progress[-1] < 1  # progress moves while Spark works

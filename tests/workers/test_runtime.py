@@ -50,6 +50,7 @@ def test_broker_down_keeps_the_message_for_the_reconciler(
 
 
 def test_claim_is_exclusive_and_fenced(client: TestClient) -> None:
+    reconciler.reconcile_once()  # re-queues what other tests left stale: the count below is ours
     _, job_id = completed_batch(client)
     first = runtime.claim(job_id)
     assert first is not None
@@ -64,6 +65,10 @@ def test_claim_is_exclusive_and_fenced(client: TestClient) -> None:
             .values(heartbeat_at=datetime.now(UTC) - timedelta(hours=1))
         )
     assert reconciler.reconcile_once()["requeued"] == 1
+    with session_scope() as session:
+        requeued = session.get(Job, job_id)
+        assert requeued is not None
+        assert (requeued.state, requeued.stage) == ("queued", "requeued")
     second = runtime.claim(job_id)
     assert second is not None
     assert second.attempt == 2
