@@ -122,6 +122,9 @@ class JobContext:
     progress_fn: Callable[[], float] | None = None
     _progress: float = 0.0
     _lost: threading.Event = field(default_factory=threading.Event)
+    # one heartbeat at a time, each reading the stage once it holds this: the heartbeat thread's
+    # beat that read the old stage cannot commit after the handler's beat of the new one
+    _beating: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def set_stage(self, stage: str, progress: float | None = None) -> None:
         if stage != self.stage:
@@ -148,7 +151,7 @@ class JobContext:
 
     def beat(self) -> None:
         """Heartbeat with stage and progress; flags the lease lost when the row moved on."""
-        with session_scope() as session:
+        with self._beating, session_scope() as session:
             held = repository.beat(
                 session,
                 self.job_id,

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import threading
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import select, update
 
 from app.db import session_scope
-from app.jobs import reconciler
+from app.jobs import reconciler, repository
 from app.jobs.broker import get_celery, make_celery
 from app.models import Batch, Job, OutboxMessage
 from tests.fixtures.batches import CSV, open_batch
@@ -81,6 +83,41 @@ def test_claim_is_exclusive_and_fenced(client: TestClient) -> None:
         job = session.get(Job, job_id)
         assert job is not None
         assert (job.state, job.result, job.attempt) == ("succeeded", {"ok": True}, 2)
+
+
+def test_the_last_heartbeat_carries_the_latest_stage(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The heartbeat thread's beat read the old stage; the handler moves to a new one and beats:
+    the job row ends at the new stage, whichever beat reached the store first (a failed small
+    ingest once showed `validating`, its heartbeat's, instead of `writing`)."""
+    _, job_id = completed_batch(client)
+    ctx = runtime.claim(job_id)
+    assert ctx is not None
+    ctx.set_stage("validating")
+    real, read_old_stage, go_on = repository.beat, threading.Event(), threading.Event()
+
+    def held_up(*args: Any, **kwargs: Any) -> bool:
+        if threading.current_thread().name == "heartbeat" and not go_on.is_set():
+            read_old_stage.set()  # its stage argument is read: the old one
+            assert go_on.wait(30)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(repository, "beat", held_up)
+    heartbeat = threading.Thread(target=ctx.beat, name="heartbeat")
+    heartbeat.start()
+    assert read_old_stage.wait(30)
+    ctx.stage = "writing"
+    handler = threading.Thread(target=ctx.beat, name="handler")
+    handler.start()
+    handler.join(1.0)  # a beat that need not wait has written its stage by now
+    go_on.set()
+    heartbeat.join(30)
+    handler.join(30)
+    with session_scope() as session:
+        job = session.get(Job, job_id)
+        assert job is not None
+        assert job.stage == "writing"
 
 
 def test_exhausted_attempts_fail_the_job_and_the_batch(client: TestClient) -> None:
