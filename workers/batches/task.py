@@ -87,8 +87,10 @@ class Ingest:
         from workers.batches.spark_job import ingest
 
         def before_commit() -> None:
-            self.ctx.check_lease()
+            # the lease check's beat records `writing` at once, not the next heartbeat: a batch
+            # whose rows are rejected while writing ends at `writing` on either path
             self.ctx.stage = Stage.WRITING
+            self.ctx.check_lease()
 
         if self.small is not None:
             return self._commit_small(table, plan, summary, self.small, before_commit)
@@ -124,7 +126,6 @@ class Ingest:
         if read.file_level:
             self._reject(plan, read.outcome)
         before_commit()
-        self.ctx.beat()  # the stage as Spark's progress heartbeat records it while writing
         if read.rows is None:
             self._reject(plan, read.outcome)
         assert read.rows is not None
