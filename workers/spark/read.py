@@ -9,7 +9,10 @@ The rows of the snapshot are read by Iceberg with their `_file`; each namespace'
 only for rows of files whose data sequence number is lower than the tombstone's and whose column
 bounds may hold one of the ids. Rows of every other file skip the filter. When every data file
 is older than every tombstone (the usual case between vacuums), the sequence-number test is
-always true, and the read is the anti join on the ids alone, without `_file`.
+always true, and the read is the anti join on the ids alone, without `_file`. Up to `INLINE_IDS`
+ids (a tail the materializer has not reached yet) the same rule is a filter expression instead
+of joins: an id set test per row, and the sequence numbers looked up only for the rows whose id
+is tombstoned (the joins cost a quarter of a 5M-row scan for a handful of ids; bench/RESULTS.md).
 
 Every GDPR tombstone in force joins the snapshot's own (`app.lake.gdpr_tombstones`): an erased
 identity's older rows are hidden in every snapshot, those before the delete too. They are looked up
@@ -37,6 +40,9 @@ from workers.spark.types import spark_type
 
 FILE, SEQ, TID, TSEQ = "__ib_file", "__ib_seq", "__ib_tid", "__ib_tseq"
 ARROW = "spark.sql.execution.arrow.pyspark.enabled"
+# up to this many tombstoned ids a read filters by an expression; more are broadcast and joined
+# (the expression's sequence-number lookups scan a literal map: fine for the few rows it hides)
+INLINE_IDS = 1_000
 
 
 def _split(name: str, catalog: Catalog) -> tuple[str, str]:
@@ -54,10 +60,12 @@ def read_dataset(
     *,
     catalog: Catalog | None = None,
     gdpr: GdprTombstones | None = None,
+    inline_ids: int = INLINE_IDS,
 ) -> DataFrame:
     """The rows of `dataset` visible now or at `as_of` (a snapshot id or an ISO 8601 time).
 
     `gdpr`: the GDPR tombstones in force; None looks them up in the metadata store.
+    `inline_ids`: up to this many tombstoned ids are applied as a filter, more by joins.
     """
     if catalog is None:
         catalog = get_catalog()
@@ -80,7 +88,10 @@ def read_dataset(
     if not exposed:
         return spark.sql(f"SELECT * FROM {at}")
     newest_file = max(p.sequence_number for p in planned)
-    if all(ns.min_seq > newest_file for ns in filt.namespaces):
+    older = all(ns.min_seq > newest_file for ns in filt.namespaces)
+    if sum(len(ns.ids) for ns in filt.namespaces) <= inline_ids:
+        return _filtered(spark, at, filt.namespaces, None if older else planned)
+    if older:
         # every row is older than every tombstone: the join on ids alone is the whole rule
         frame = spark.sql(f"SELECT * FROM {at}")
         for ns in filt.namespaces:
@@ -99,6 +110,37 @@ def read_dataset(
             "left_anti",
         )
     return frame.select(*columns)
+
+
+def _filtered(
+    spark: SparkSession,
+    at: str,
+    namespaces: list[visible.Namespace],
+    planned: list[visible.PlannedFile] | None,
+) -> DataFrame:
+    """The read rule as one filter: a row is hidden when its id is tombstoned and, unless every
+    file is older than every tombstone (`planned` None), its file's data sequence number is
+    below the tombstone's. The sequence numbers are looked up only for rows whose id matched."""
+    if planned is None:
+        frame, file_seq = spark.sql(f"SELECT * FROM {at}"), None
+    else:
+        frame = spark.sql(f"SELECT *, _file AS {FILE} FROM {at}")
+        seqs = F.create_map(
+            *(c for p in planned for c in (F.lit(p.data_file.file_path), F.lit(p.sequence_number)))
+        )
+        file_seq = seqs[F.col(FILE)]
+    hidden = F.lit(False)
+    for ns in namespaces:
+        column = F.col(f"`{ns.column}`")
+        ids = [F.lit(value).cast(spark_type(ns.field_type)) for value in ns.ids.tolist()]
+        match = column.isin(ids)
+        if file_seq is not None:
+            newest = zip(ids, ns.max_seq.tolist(), strict=True)
+            tseq = F.create_map(*(c for i, seq in newest for c in (i, F.lit(int(seq)))))
+            match = match & (file_seq < tseq[column])
+        hidden = hidden | match
+    kept = frame.filter(~F.coalesce(hidden, F.lit(False)))  # a null id is never tombstoned
+    return kept if file_seq is None else kept.drop(FILE)
 
 
 def _ids(spark: SparkSession, ids: np.ndarray, seqs: np.ndarray, kind: T.DataType) -> DataFrame:
