@@ -6,7 +6,7 @@ by the same test everywhere: its value in a column is among that column's ids (n
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 import numpy as np
@@ -47,8 +47,17 @@ def kept_batches(
     and without the rows at the sorted positions `deleted` (its position delete files',
     `app.lake.position_deletes.deleted`). Batches come in file order, so a batch's rows are
     at positions `offset .. offset + num_rows`."""
+    return kept(scan.to_record_batches([FileScanTask(data_file)]), hidden, deleted)
+
+
+def kept(
+    batches: Iterable[pa.RecordBatch],
+    hidden: Mapping[str, pa.Array],
+    deleted: np.ndarray | None = None,
+) -> Iterator[pa.RecordBatch]:
+    """`kept_batches` of one file's record batches, already read (in file order)."""
     offset = 0
-    for batch in scan.to_record_batches([FileScanTask(data_file)]):
+    for batch in batches:
         size = batch.num_rows
         pieces = [batch]
         if deleted is not None:

@@ -37,7 +37,8 @@ from pyiceberg.types import IntegerType, LongType, PrimitiveType, StringType
 from app.lake import column_index, position_deletes, tombstones
 from app.lake.file_cache import FileCache
 from app.lake.gdpr_tombstones import GdprTombstones
-from app.lake.masks import hidden_mask, kept_batches
+from app.lake.masks import hidden_mask, kept, kept_batches
+from app.lake.read_ahead import read_ahead
 
 NAMESPACE_TYPES = (StringType, IntegerType, LongType)
 
@@ -287,12 +288,12 @@ def row_batches(
     scan = ArrowScan(table.metadata, table.io, read_schema, AlwaysTrue())
 
     def batches() -> Iterator[pa.RecordBatch]:
-        for planned in plan(table, snapshot):
+        for planned, read in read_ahead(scan, plan(table, snapshot)):  # the next file meanwhile
             hidden = filt.candidates(planned)
             deleted = position_deletes.deleted(
                 table.io, planned.data_file.file_path, planned.delete_files
             )
-            for batch in kept_batches(scan, planned.data_file, hidden, deleted):
+            for batch in kept(read, hidden, deleted):
                 if batch.num_rows:
                     yield batch.select(names)
 
