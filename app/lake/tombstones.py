@@ -271,13 +271,20 @@ KEY = ["namespace", "id", "added_seq"]
 
 
 def write_removal(
-    table: Table, parent: Snapshot | None, removed: pa.Table, *, tag: str
+    table: Table, parent: Snapshot | None, removed: pa.Table, *, tag: str, purged_through: int = 0
 ) -> WrittenCommit:
     """The list of `parent` without the `removed` tombstones (matched on namespace, id and
     added_seq), plus a *vacuumed tombstones* file holding them, for a vacuum commit.
 
     Only segments that hold a removed tombstone are rewritten (at their level); the others are
     listed as they are. With nothing removed, the parent's list is restated as it is.
+
+    `purged_through`: the vacuum's start sequence number. When every tombstone up to it that is
+    left in the list is materialized already, the mark moves up to it: the rows of the others
+    were rewritten away, and so were those of every GDPR delete up to it (each was listed, or
+    purged by an earlier vacuum). Readers of the snapshot's position deletes then stop looking
+    up the GDPR deletes the vacuum made moot (a read after a vacuum cost what a read of its whole
+    GDPR set costs until the next materializer pass, which a quiet dataset never gets).
     """
     io, folder = table.io, f"{table.location().rstrip('/')}/{FOLDER}"
     location = list_location(table, parent)
@@ -305,20 +312,33 @@ def write_removal(
     vacuum_path = f"{folder}/vacuum-{tag}-{uuid.uuid4().hex}.parquet"
     with io.new_output(vacuum_path).create(overwrite=False) as stream:
         pq.write_table(removed.select(SCHEMA.names).cast(SCHEMA), stream, compression="zstd")
-    listed = TombstoneList(segments, base.materialized_seq)
+    mark = base.materialized_seq
+    if purged_through > mark and not _listed_between(io, segments, mark, purged_through):
+        mark = purged_through
+    listed = TombstoneList(segments, mark)
     list_path = _write_list(io, folder, listed, tag)
-    return WrittenCommit(
-        list_path,
-        [*written, vacuum_path, list_path],
-        {
-            FILE: list_path,
-            ADDED: "0",
-            DELETED: str(gone),
-            TOTAL: str(listed.total),
-            VACUUM_FILE: vacuum_path,
-            VACUUM_COUNT: str(gone),
-        },
-    )
+    properties = {
+        FILE: list_path,
+        ADDED: "0",
+        DELETED: str(gone),
+        TOTAL: str(listed.total),
+        VACUUM_FILE: vacuum_path,
+        VACUUM_COUNT: str(gone),
+    }
+    if mark != base.materialized_seq:
+        properties[MATERIALIZED] = str(mark)
+    return WrittenCommit(list_path, [*written, vacuum_path, list_path], properties)
+
+
+def _listed_between(io: FileIO, segments: list[Segment], low: int, high: int) -> bool:
+    """Whether a tombstone of the segments has a sequence number in (low, high]."""
+    for segment in segments:
+        if segment.max_seq <= low or segment.min_seq > high:
+            continue
+        seqs = read_segment(io, segment.path)["added_seq"]
+        if pc.any(pc.and_(pc.greater(seqs, low), pc.less_equal(seqs, high))).as_py():
+            return True
+    return False
 
 
 def write_materialized(

@@ -73,8 +73,10 @@ def commit(
     if old and not prepared.added and not prepared.old_deletes:
         _no_new_deletes(table, parent, set(old))
     tag = f"{table.metadata.next_sequence_number():012d}"
-    removal = work.purged if work.operation == "vacuum" else tombstones.SCHEMA.empty_table()
-    written = tombstones.write_removal(table, parent, removal, tag=tag)
+    vacuum = work.operation == "vacuum"
+    removal = work.purged if vacuum else tombstones.SCHEMA.empty_table()
+    through = (work.start.sequence_number or 0) if vacuum else 0
+    written = tombstones.write_removal(table, parent, removal, tag=tag, purged_through=through)
     properties = summary.properties() | written.properties
     try:
         if old:

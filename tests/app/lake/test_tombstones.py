@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 from pyiceberg.catalog.sql import SqlCatalog
@@ -166,3 +167,36 @@ def test_vacuum_scan_plans_exposed_files_and_the_tombstones_it_frees(table: Tabl
     # 'zz' is in no file's bounds, so nothing holds it back
     assert sorted(partial.purged["id"].to_pylist()) == ["a", "zz"]
     assert plan_vacuum(table, snapshot, max_bytes=1).files == []
+
+
+def test_a_vacuum_that_purged_every_unmaterialized_tombstone_up_to_its_start_moves_the_mark(
+    table: Table,
+) -> None:
+    """The mark moves to the vacuum's start only when no tombstone up to it that is not yet
+    materialized is left in the list: a partial vacuum leaves the mark where it was."""
+    append(table, "b1", [(1, "a"), (2, "b"), (3, "c")])
+    for user in ("a", "b", "c"):
+        commit.commit(table, files=[], new_tombstones=user_tombstones(table, [user]), properties={})
+    start = table.current_snapshot()
+    assert start is not None
+    assert tombstones.materialized_seq(table, start) == 0
+    active = tombstones.active(table, start)
+    seqs = dict(zip(active["id"].to_pylist(), active["added_seq"].to_pylist(), strict=True))
+    through = start.sequence_number or 0
+    assert max(seqs.values()) == through
+
+    def mark_after(purged: list[str]) -> tuple[int, dict[str, str]]:
+        removed = active.filter(pc.is_in(active["id"], pa.array(purged)))
+        written = tombstones.write_removal(table, start, removed, tag="t", purged_through=through)
+        listed = tombstones.read_list(table.io, written.list_path)
+        return listed.materialized_seq, written.properties
+
+    mark, properties = mark_after(["a", "b", "c"])
+    assert mark == through
+    assert properties[tombstones.MATERIALIZED] == str(through)
+    mark, properties = mark_after(["a", "c"])  # 'b' stays: its rows are still in the files
+    assert mark == 0
+    assert tombstones.MATERIALIZED not in properties
+    # a compaction (nothing purged, no start given) restates the list as it is
+    unchanged = tombstones.write_removal(table, start, active.slice(0, 0), tag="t")
+    assert tombstones.read_list(table.io, unchanged.list_path).materialized_seq == 0

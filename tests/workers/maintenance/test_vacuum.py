@@ -62,6 +62,10 @@ def visible_ids(client: TestClient, dataset_id: str, **params: Any) -> list[int]
 
 
 def test_vacuum_full_partial_and_dry_run(client: TestClient, run_jobs: RunJobs) -> None:
+    from app.lake import tombstones
+    from app.lake.catalog import get_catalog
+    from app.privacy.reads import for_table
+
     did = client.post("/v1/datasets", json=EVENTS).json()["id"]
     batches = [
         ingest(client, run_jobs, did, "csv", {"a.csv": csv_rows(recs, day=1)})
@@ -104,6 +108,7 @@ def test_vacuum_full_partial_and_dry_run(client: TestClient, run_jobs: RunJobs) 
     assert head["tombstones"]["total"] == 1
     assert head["tombstones"]["vacuumed"] == 1
 
+    start = summary(client, did)["snapshot_id"]  # where the full vacuum starts
     full = run(client, run_jobs, f"/v1/datasets/{did}/vacuum", {"mode": "full"})
     assert full["files_rewritten"] == 1, full
     assert full["rows_purged"] == 1
@@ -111,6 +116,16 @@ def test_vacuum_full_partial_and_dry_run(client: TestClient, run_jobs: RunJobs) 
     assert physical_ids(did) == [3, 4, 5]
     assert rows(client, did) == before
     assert summary(client, did)["tombstones"]["total"] == 0
+    # every tombstone up to its start is purged: the materialized mark moves there, and a read
+    # of the current snapshot looks up no GDPR delete (u1's rows are rewritten away); the
+    # delete stays in force for the snapshots before
+    identifier = client.get(f"/v1/datasets/{did}").json()["table"].split(".", 1)[1]
+    table = get_catalog().load_table(identifier)
+    current, started = table.current_snapshot(), table.snapshot_by_id(start)
+    assert started is not None
+    assert tombstones.materialized_seq(table, current) == started.sequence_number
+    assert for_table(identifier, table, with_deletes_of=current).rows.num_rows == 0
+    assert for_table(identifier, table).rows["id"].to_pylist() == ["u1"]
     # the past stays readable until retention removes it, except the rows of u1: a GDPR
     # delete hides them in every snapshot, its vacuumed tombstone too
     assert visible_ids(client, did, as_of=str(pre_vacuum)) == [3, 4, 5]
