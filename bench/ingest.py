@@ -11,6 +11,7 @@ import argparse
 import contextlib
 import os
 import time
+import uuid
 from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
@@ -85,8 +86,11 @@ def ingest(client: httpx.Client, dataset_id: str, fmt: str, path: Path) -> dict[
     return {"rows": state["row_count"], "job": span.total_seconds(), "e2e": wall, "stages": stages}
 
 
-def run_icebatch(home: Path, fmt: str, data: Path, warmup: Path, runs: int) -> list[dict[str, Any]]:
-    """Start API + worker, ingest the warm-up batch, then `runs` measured batches."""
+def run_icebatch(
+    home: Path, fmt: str, data: Path, warmup: Path, runs: int
+) -> tuple[str, list[dict[str, Any]]]:
+    """Start API + worker, ingest the warm-up batch, then `runs` measured batches: the dataset's
+    table (Spark's name) and each batch's figures."""
     env = {**os.environ, "ICEBATCH_HOME": str(home)}
     key = create_key(env)
     port, worker_log = free_port(), home / "worker.log"
@@ -104,28 +108,61 @@ def run_icebatch(home: Path, fmt: str, data: Path, warmup: Path, runs: int) -> l
 
             wait_for(api_up, "the API", procs)
             wait_for(worker_ready(worker_log), "the worker", procs)
-            dataset_id = client.post("/v1/datasets", json=DATASET).raise_for_status().json()["id"]
-            ingest(client, dataset_id, fmt, warmup)  # starts the worker's SparkSession
-            return [ingest(client, dataset_id, fmt, data) for _ in range(runs)]
+            dataset = client.post("/v1/datasets", json=DATASET).raise_for_status().json()
+            ingest(client, dataset["id"], fmt, warmup)  # starts the worker's SparkSession
+            return dataset["table"], [ingest(client, dataset["id"], fmt, data) for _ in range(runs)]
     finally:
         stop(procs)
 
 
-def run_spark(home: Path, fmt: str, data: Path, warmup: Path, runs: int) -> dict[str, list[float]]:
+def iceberg_twin(spark_name: str) -> str:
+    """An empty Iceberg table with the dataset's table's schema, partition spec, sort order and
+    properties (its layout: the Spark name of the new table)."""
+    from app.lake.catalog import get_catalog
+
+    catalog = get_catalog()
+    identifier = spark_name.split(".", 1)[1]
+    table = catalog.load_table(identifier)
+    twin = f"{identifier}_plain_spark"
+    catalog.create_table(
+        twin,
+        schema=table.schema(),
+        partition_spec=table.spec(),
+        sort_order=table.sort_order(),
+        properties=table.properties,
+    )
+    return f"{spark_name.split('.', 1)[0]}.{twin}"
+
+
+def run_spark(
+    home: Path, fmt: str, data: Path, warmup: Path, runs: int, table: str
+) -> dict[str, list[float]]:
     """Seconds per run of `spark.read.<fmt>(input).write.parquet(out)` in a worker-like session,
-    and of the same write partitioned by day (repartition + partitionBy), for reference."""
+    of the same write partitioned by day (repartition + partitionBy), and of Spark's own append
+    of the same rows (with a batch id, as the job writes them) to an Iceberg table laid out as
+    the dataset's `table`: what the job costs over Spark and over Iceberg's writer."""
     os.environ["ICEBATCH_HOME"] = str(home)
     from pyspark.sql import functions as F
 
     from app.config import get_settings
+    from app.lake.types import BATCH_COLUMN
     from workers.spark.session import build_session
 
     spark = build_session(get_settings())
+    twin = iceberg_twin(table)
+
+    def read(path: Path) -> Any:
+        options: dict[str, Any] = {"header": True, "schema": SPARK_DDL} if fmt == "csv" else {}
+        return spark.read.format(fmt).load(str(path), **options)
+
+    def append(path: Path) -> float:
+        began = time.perf_counter()
+        read(path).withColumn(BATCH_COLUMN, F.lit(str(uuid.uuid4()))).writeTo(twin).append()
+        return time.perf_counter() - began
 
     def copy(path: Path, partitioned: bool, codec: str = "snappy") -> float:
         began = time.perf_counter()
-        options: dict[str, Any] = {"header": True, "schema": SPARK_DDL} if fmt == "csv" else {}
-        frame = spark.read.format(fmt).load(str(path), **options)
+        frame = read(path)
         if partitioned:
             frame = frame.withColumn("day", F.to_date("event_time")).repartition("day")
             out = home / f"spark-by-day-{codec}"
@@ -138,12 +175,16 @@ def run_spark(home: Path, fmt: str, data: Path, warmup: Path, runs: int) -> dict
 
     try:
         copy(warmup, False)  # the same warm-up batch as the worker got
-        return {
+        figures = {
             "plain": [copy(data, False) for _ in range(runs)],
             "by_day": [copy(data, True) for _ in range(runs)],
             # the table's layout: one folder per day, zstd (app/lake/tables.py)
             "by_day_zstd": [copy(data, True, "zstd") for _ in range(runs)],
+            "iceberg": [append(data) for _ in range(runs)],
         }
+        if (landed := spark.table(twin).count()) != runs * read(data).count():
+            raise RuntimeError(f"Spark's Iceberg appends landed {landed} rows")
+        return figures
     finally:
         spark.stop()
 
@@ -155,6 +196,7 @@ def report(rows: int, ice: list[dict[str, Any]], spark: dict[str, list[float]]) 
         "plain Spark write": spark["plain"],
         "(Spark write by day)": spark["by_day"],
         "Spark by day, zstd": spark["by_day_zstd"],
+        "Spark Iceberg append": spark["iceberg"],
     }
     best = {name: min(secs) for name, secs in runs.items()}
     print(f"| {'measure':<21} | {'rows':>9} | {'seconds':>7} | {'rows/s':>9} | all runs (s)")
@@ -173,6 +215,11 @@ def report(rows: int, ice: list[dict[str, Any]], spark: dict[str, list[float]]) 
     print(
         f"ratio job / Spark write in the table's layout (by day, zstd): "
         f"{same / best['Icebatch job']:.2f} (goal >= 0.9)"
+    )
+    iceberg = best["Spark Iceberg append"]
+    print(
+        f"ratio job / Spark's append to an Iceberg table of the same layout: "
+        f"{iceberg / best['Icebatch job']:.2f}"
     )
 
 
@@ -199,10 +246,11 @@ def main() -> None:
             f"{args.warmup_rows:,} rows; best of {args.runs} runs per side",
             flush=True,
         )
-        ice = run_icebatch(work / "home", args.format, data, warmup, args.runs)
+        table, ice = run_icebatch(work / "home", args.format, data, warmup, args.runs)
         if bad := [r["rows"] for r in ice if r["rows"] != args.rows]:
             raise RuntimeError(f"row_count {bad} != {args.rows}")
-        report(args.rows, ice, run_spark(work / "home", args.format, data, warmup, args.runs))
+        spark = run_spark(work / "home", args.format, data, warmup, args.runs, table)
+        report(args.rows, ice, spark)
 
 
 if __name__ == "__main__":
