@@ -34,6 +34,7 @@ def full_scans(
     lake: Lake, svc: Service, workload: Workload, level: int, work: Path, runs: int
 ) -> dict[str, Any]:
     """Best of `runs` (interleaved) of each reader at the current snapshot and of the twin."""
+    from app.lake import visible
     from workers.spark.read import read_dataset
 
     twin = f"absent_{level}"
@@ -60,6 +61,8 @@ def full_scans(
         for side in order if run % 2 == 0 else order[::-1]:
             seconds, results[side] = timed(sides[side])
             times[side].append(seconds)
+    twin_table = lake.load(twin)  # its files: the layout the scans are compared with
+    twin_files = len(visible.plan(twin_table, twin_table.current_snapshot()))
     lake.spark.sql(f"DROP TABLE {lake.name(twin)} PURGE")
     expected = results["absent spark"]
     for side in ("icebatch spark", "plain spark sql"):
@@ -75,7 +78,7 @@ def full_scans(
         )
     best = {side: min(values) for side, values in times.items()}
     log(
-        f"  full scans ({expected[0]:,} rows): "
+        f"  full scans ({expected[0]:,} rows; the twin in {twin_files} data files): "
         + ", ".join(f"{side} {seconds:.2f}s" for side, seconds in best.items())
     )
     return {
@@ -84,4 +87,5 @@ def full_scans(
         "times": times,
         "best": best,
         "twin_write": twin_seconds,
+        "twin_files": twin_files,
     }
