@@ -90,7 +90,7 @@ def read_dataset(
     newest_file = max(p.sequence_number for p in planned)
     older = all(ns.min_seq > newest_file for ns in filt.namespaces)
     if sum(len(ns.ids) for ns in filt.namespaces) <= inline_ids:
-        return _filtered(spark, at, filt.namespaces, None if older else planned)
+        return _filtered(spark, at, filt.namespaces, None if older else exposed)
     if older:
         # every row is older than every tombstone: the join on ids alone is the whole rule
         frame = spark.sql(f"SELECT * FROM {at}")
@@ -116,18 +116,18 @@ def _filtered(
     spark: SparkSession,
     at: str,
     namespaces: list[visible.Namespace],
-    planned: list[visible.PlannedFile] | None,
+    exposed: list[tuple[str, int]] | None,
 ) -> DataFrame:
     """The read rule as one filter: a row is hidden when its id is tombstoned and, unless every
-    file is older than every tombstone (`planned` None), its file's data sequence number is
-    below the tombstone's. The sequence numbers are looked up only for rows whose id matched."""
-    if planned is None:
+    file is older than every tombstone (`exposed` None), its file is one that may hold a hidden
+    row (`exposed`: path and data sequence number) with a sequence number below the tombstone's.
+    The sequence numbers are looked up only for rows whose id matched; a file not exposed has
+    none (null: the row is kept)."""
+    if exposed is None:
         frame, file_seq = spark.sql(f"SELECT * FROM {at}"), None
     else:
         frame = spark.sql(f"SELECT *, _file AS {FILE} FROM {at}")
-        seqs = F.create_map(
-            *(c for p in planned for c in (F.lit(p.data_file.file_path), F.lit(p.sequence_number)))
-        )
+        seqs = F.create_map(*(c for path, seq in exposed for c in (F.lit(path), F.lit(seq))))
         file_seq = seqs[F.col(FILE)]
     hidden = F.lit(False)
     for ns in namespaces:
