@@ -103,7 +103,7 @@ def accept(
 ) -> DebeziumAccepted:
     """Keep the request's new changes (in `session`; durable when it commits). InvalidInput
     names every bad element; nothing is kept then."""
-    tenant = service.ensure_tenant(catalog, org)
+    tenant = service.tenant_of(catalog, session, org)
     config = service.config_of(tenant)
     sources = {s.table: s for s in config.sources}
     parsed = debezium.parse(

@@ -205,10 +205,20 @@ def _align_columns(table: Any, config: CdcConfig, dataset: Dataset) -> None:
     ]
 
 
+def tenant_of(catalog: Catalog, session: Session, org: str) -> CdcTenant:
+    """The org's tenant row as `session` reads it (not locked), created with its raw table on
+    first use. An accept reads it in its own transaction: a session of its own cost a request
+    three more round trips to the store (12-17 % of a Debezium request under load)."""
+    tenant = session.get(CdcTenant, org)
+    if tenant is None or tenant.raw_dataset_id is None:
+        tenant = ensure_tenant(catalog, org)  # committed apart; `locked` reads it afresh
+    return tenant
+
+
 def accept(catalog: Catalog, session: Session, org: str, body: bytes) -> EventsAccepted:
     """Give the request's events their sequence numbers and keep them (in `session`; durable
     when it commits). InvalidInput names every bad line; nothing is kept then."""
-    tenant = ensure_tenant(catalog, org)
+    tenant = tenant_of(catalog, session, org)
     config = config_of(tenant)
     now = clock.now()
     parsed = cdc_events.parse(
@@ -223,7 +233,12 @@ def accept(catalog: Catalog, session: Session, org: str, body: bytes) -> EventsA
 
 def locked(session: Session, org: str) -> CdcTenant:
     """The tenant's row, locked until `session` commits: its accepts go one at a time."""
-    row = session.scalar(select(CdcTenant).where(CdcTenant.org == org).with_for_update())
+    row = session.scalar(
+        select(CdcTenant)
+        .where(CdcTenant.org == org)
+        .with_for_update()
+        .execution_options(populate_existing=True)  # what the session read before the lock
+    )
     assert row is not None
     return row
 
