@@ -71,7 +71,9 @@ def find_orphans(
 ) -> list[retention.ListedFile]:
     """What orphan cleanup would delete now."""
     with session_scope() as session:
-        cutoff = retention_service.orphan_cutoff(session, orphan_age_seconds, clock.now())
+        cutoff = retention_service.orphan_cutoff(
+            session, dataset_id, orphan_age_seconds, clock.now()
+        )
         in_flight, finished = retention_service.staged_batches(session, dataset_id)
     return retention.orphans(
         table, referenced, cutoff=cutoff, in_flight=in_flight, finished=finished

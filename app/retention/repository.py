@@ -7,6 +7,7 @@ from sqlalchemy.orm import Session
 
 from app.models import (
     Consumer,
+    Dataset,
     ExpiredSnapshot,
     Job,
     JobState,
@@ -43,10 +44,14 @@ def count_expired_before(session: Session, dataset_id: str, sequence_number: int
     return int(count or 0)
 
 
-def running_job_starts(session: Session, *, exclude_job: str | None = None) -> list[datetime]:
-    """When each running job (but `exclude_job`) started: files written after that may be its
-    uncommitted output."""
-    query = select(Job.started_at).where(Job.state == JobState.RUNNING)
+def running_job_starts(
+    session: Session, dataset_id: str, *, exclude_job: str | None = None
+) -> list[datetime]:
+    """When each running job (but `exclude_job`) of the dataset's org started: files written
+    after that may be its uncommitted output. A job writes only to its own org's tables (every
+    job carries its subject's org), so another org's jobs, stuck or slow, are no reason to wait."""
+    org = select(Dataset.org).where(Dataset.id == dataset_id).scalar_subquery()
+    query = select(Job.started_at).where(Job.state == JobState.RUNNING, Job.org == org)
     if exclude_job is not None:
         query = query.where(Job.id != exclude_job)
     return [started for started in session.scalars(query) if started is not None]

@@ -143,12 +143,19 @@ FINISHED = (RestatementState.COMMITTED, RestatementState.FAILED)
 
 
 def orphan_cutoff(
-    session: Session, orphan_age_seconds: float, now: datetime, *, own_job: str | None = None
+    session: Session,
+    dataset_id: str,
+    orphan_age_seconds: float,
+    now: datetime,
+    *,
+    own_job: str | None = None,
 ) -> datetime:
-    """Files younger than this are never orphans: the orphan age, and no file created after a
-    running job (but `own_job`) started (it may be that job's output, not committed yet)."""
+    """Files of the dataset younger than this are never orphans: the orphan age, and no file
+    created after a running job of its org (but `own_job`) started (it may be that job's
+    output, not committed yet)."""
     cutoff = now - timedelta(seconds=orphan_age_seconds)
-    return min([cutoff, *repository.running_job_starts(session, exclude_job=own_job)])
+    starts = repository.running_job_starts(session, dataset_id, exclude_job=own_job)
+    return min([cutoff, *starts])
 
 
 def staged_batches(session: Session, dataset_id: str) -> tuple[set[str], set[str]]:

@@ -120,7 +120,7 @@ def expire(ctx: JobContext) -> ExpireResult:
     ctx.set_stage("orphans", 0.6)
     with session_scope() as session:
         cutoff = service.orphan_cutoff(
-            session, policy.orphan_age_seconds, clock.now(), own_job=ctx.job_id
+            session, dataset_id, policy.orphan_age_seconds, clock.now(), own_job=ctx.job_id
         )
     referenced = index.referenced(table.snapshots(), readable=True)
     referenced |= retention.metadata_in_use(table)

@@ -184,6 +184,70 @@ def test_expiry_consumers_and_orphans(client: TestClient, run_jobs: RunJobs) -> 
     assert not {p for p in on_disk if "/data/" in p and "staged-" not in p} - referenced
 
 
+def running_job(org: str, subject_id: str, started_ago: float) -> str:
+    """A job of `org` a worker is running (as its row shows), started `started_ago` s ago."""
+    from datetime import timedelta
+
+    from app import clock
+    from app.db import session_scope
+    from app.jobs.kinds import JobKind
+    from app.models import Job, JobState
+
+    with session_scope() as session:
+        now = clock.db_now(session)
+        job = Job(
+            org=org,
+            kind=JobKind.INGEST.value,
+            task_name=JobKind.INGEST.task.value,
+            subject_id=subject_id,
+            request_id=f"req-{uuid.uuid4().hex[:8]}",
+            state=JobState.RUNNING,
+            stage="writing",
+            attempt=1,
+            heartbeat_at=now,
+            started_at=now - timedelta(seconds=started_ago),
+        )
+        session.add(job)
+        session.flush()
+        return job.id
+
+
+def finish_job(job_id: str) -> None:
+    from app.db import session_scope
+    from app.models import Job, JobState
+
+    with session_scope() as session:
+        job = session.get(Job, job_id)
+        assert job is not None
+        job.state = JobState.SUCCEEDED
+
+
+def test_orphan_cleanup_waits_for_its_own_orgs_running_jobs(
+    client: TestClient, run_jobs: RunJobs
+) -> None:
+    """A file younger than a running job of the dataset's org may be that job's uncommitted
+    output and stays; another org's running job (it writes only to its own tables) holds
+    nothing back, so one tenant's stuck job does not stop every tenant's cleanup."""
+    did = client.post("/v1/datasets", json=EVENTS).json()["id"]
+    ingest(client, run_jobs, did, "csv", {"a.csv": csv_rows([(1, "u1")])})
+    policy = {"min_snapshots": 1, "max_snapshot_age_seconds": 0, "orphan_age_seconds": 0}
+    assert client.put(f"/v1/datasets/{did}/retention", json=policy).status_code == 200
+    other = running_job(f"org_{uuid.uuid4().hex[:8]}", str(uuid.uuid4()), started_ago=3600)
+    own = running_job(client.org, str(uuid.uuid4()), started_ago=3600)  # type: ignore[attr-defined]
+    stray = table_dir(client, did) / "data" / "stray.parquet"
+    try:
+        stray.write_bytes(b"written by the running job, maybe")
+        assert expire(client, run_jobs, did)["orphans_deleted"] == 0
+        assert stray.exists()
+        finish_job(own)
+        assert expire(client, run_jobs, did)["orphans_deleted"] == 1
+        assert not stray.exists()
+    finally:
+        for job in (other, own):
+            finish_job(job)
+    assert ids(client, did) == [1]
+
+
 def test_scheduler_picks_datasets(
     client: TestClient, run_jobs: RunJobs, monkeypatch: pytest.MonkeyPatch
 ) -> None:
