@@ -16,8 +16,8 @@ before anything is timed (JSON lines, ~150-250 bytes each).
    `--rate` events/s in total, one chunk per tenant per second. Each chunk's lag is the time
    from its 202 to the lag endpoint's `processed` reaching its last sequence number (polled
    every 0.25 s); printed as p50/p99, with the seed's `replication_lag_seconds` (event time)
-   sampled meanwhile and the events/s applied end to end (events / (last applied - first
-   posted)).
+   sampled meanwhile, the events/s applied end to end (events / (last applied - first
+   posted)) and each request's round trip as the client saw it (p50/p99).
 4. **Merge step**: with the workers stopped, `--merge-events` more events for the first
    tenant are staged and processed in this process (the processor job as a worker runs it),
    timed (after a warm-up run of 5,000 events: the JVM's start is not the processor's); then
@@ -44,6 +44,7 @@ import threading
 import time
 import uuid
 import warnings
+from collections import deque
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -346,7 +347,11 @@ def run(args: argparse.Namespace, env: dict[str, str], work: Path, procs: Procs)
     )
 
     # 3. sustained offered rate
-    chunks: list[tuple[Tenant, int, float]] = []
+    # per tenant, its posted chunks not yet applied, oldest first (a tenant posts one request at
+    # a time, so their sequence numbers ascend): the watcher pops what `processed` passed
+    waiting: dict[Tenant, deque[tuple[int, float]]] = {t: deque() for t in tenants}
+    latencies: list[float] = []
+    requests: list[float] = []  # each request's round trip, as the client saw it
     lags: list[float] = []
     lock = threading.Lock()
     t0 = time.monotonic()
@@ -355,25 +360,28 @@ def run(args: argparse.Namespace, env: dict[str, str], work: Path, procs: Procs)
         for s, bodies in enumerate(streams[t]):
             time.sleep(max(0.0, t0 + s - time.monotonic()))
             for body in bodies:
+                sent = time.monotonic()
                 accepted = t.post(body)
-                if accepted["last_sequence"] is None:
-                    continue
+                answered = time.monotonic()
                 with lock:
-                    chunks.append((t, accepted["last_sequence"], time.monotonic()))
+                    requests.append(answered - sent)
+                    if accepted["last_sequence"] is not None:
+                        waiting[t].append((accepted["last_sequence"], answered))
 
-    applied_at: dict[tuple[str, int], float] = {}
+    last_applied = t0
     stop_watch = threading.Event()
 
     def watch() -> None:
+        nonlocal last_applied
         while not stop_watch.wait(0.25):
             for t in tenants:
                 figures = t.lag()
                 now_s = time.monotonic()
                 with lock:
-                    mine = [c for c in chunks if c[0] is t and (t.name, c[1]) not in applied_at]
-                for _, last, _ in mine:
-                    if figures["processed"] >= last:
-                        applied_at[(t.name, last)] = now_s
+                    chunks = waiting[t]
+                    while chunks and figures["processed"] >= chunks[0][0]:
+                        latencies.append(now_s - chunks.popleft()[1])
+                        last_applied = now_s
                 lags.append(figures["replication_lag_seconds"])
 
     watcher = threading.Thread(target=watch, daemon=True)
@@ -384,9 +392,9 @@ def run(args: argparse.Namespace, env: dict[str, str], work: Path, procs: Procs)
     time.sleep(0.5)
     stop_watch.set()
     watcher.join()
-    latencies = [applied_at[(t.name, last)] - posted for t, last, posted in chunks]
+    assert not any(waiting.values()), "chunks the watcher never saw applied"
     streamed_events = seconds * sum(per_second)
-    end_to_end = max(applied_at.values()) - t0
+    end_to_end = last_applied - t0
     print(
         f"sustained: {streamed_events:,} events offered at {args.rate:,}/s over {offered_s:.0f} s "
         f"(achieved offer {streamed_events / offered_s:,.0f}/s); applied end to end "
@@ -394,6 +402,12 @@ def run(args: argparse.Namespace, env: dict[str, str], work: Path, procs: Procs)
         f"p50 {percentile(latencies, 0.5):.1f} s, p99 {percentile(latencies, 0.99):.1f} s, "
         f"max {max(latencies):.1f} s; seed replication_lag_seconds p50 "
         f"{percentile(lags, 0.5):.1f} s, p99 {percentile(lags, 0.99):.1f} s",
+        flush=True,
+    )
+    p50, p99 = (percentile(requests, q) * 1000 for q in (0.5, 0.99))
+    print(
+        f"requests: {len(requests):,}, round trip as the client saw it p50 {p50:.0f} ms, "
+        f"p99 {p99:.0f} ms",
         flush=True,
     )
     jobs = runs_of(tenants)
