@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
 from app.cdc.debezium_source import (
@@ -40,7 +40,7 @@ from app.cdc.debezium_source import (
     table_name,
     ts_ms_of,
 )
-from app.cdc.documents import DELETE, PUT, to_json
+from app.cdc.documents import DELETE, PUT, from_json, to_json
 from app.cdc.events import utf8
 from app.errors import InvalidInput
 
@@ -72,6 +72,8 @@ class Change:
     ts_ms: int  # when the change was made in the database (source.ts_ms)
     document: dict[str, Any] | None
     snapshot: bool
+    # the document's compact JSON text, made once (when it was checked for lone surrogates)
+    text: str | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -205,7 +207,7 @@ def _values(body: bytes, errors: _Errors) -> list[tuple[int, Any]]:
         errors.add(0, "", "the body is empty: post a change event value or an array of them")
         return []
     try:
-        document = json.loads(text, parse_constant=_not_json)
+        document = from_json(text, parse_constant=_not_json)
     except json.JSONDecodeError as exc:
         errors.add(0, "", f"not valid JSON (line {exc.lineno}, column {exc.colno}): {exc.msg}")
         return []
@@ -360,12 +362,12 @@ def _change(
         return None
     table = _attempt(problems, lambda: table_name(source))
     place = _attempt(problems, lambda: position(source, snapshot=snapshot))
-    key, document = "", None
+    key, document, text = "", None, None
     if op is not None and op != TRUNCATE and table is not None:
         columns = keys.get(table, MONGODB_KEY if connector == MONGODB else DEFAULT_KEY)
         found = _attempt(problems, lambda: _keyed(payload, code, connector, columns))
         if found is not None:
-            key, document = found
+            key, document, text = found
     if problems:
         return None
     assert op is not None
@@ -384,13 +386,15 @@ def _change(
         ts_ms=moment,
         document=document if op == PUT else None,
         snapshot=snapshot,
+        text=text if op == PUT else None,
     )
 
 
 def _keyed(
     payload: dict[str, Any], raw_op: str, connector: str, columns: Sequence[str]
-) -> tuple[str, dict[str, Any]]:
-    """(entity id, the row image it was read from): `after` for c/r/u, `before` for d."""
+) -> tuple[str, dict[str, Any], str | None]:
+    """(entity id, the row image it was read from, the `after` image's JSON text): `after` for
+    c/r/u, `before` for d (no text then)."""
     mongodb = connector == MONGODB
     side = "before" if raw_op == "d" else "after"
     image = payload.get(side)
@@ -400,7 +404,7 @@ def _keyed(
         raise FieldError(side, _no_image(side, raw_op, mongodb, columns))
     if mongodb and isinstance(image, str):
         try:
-            image = json.loads(image, parse_constant=_not_json)
+            image = from_json(image, parse_constant=_not_json)
         except json.JSONDecodeError as exc:
             raise FieldError(
                 side, f"MongoDB Extended JSON text that is not JSON: {exc.msg}"
@@ -411,9 +415,12 @@ def _keyed(
         key = entity_key(image, columns, extended_json=mongodb)
     except FieldError as exc:
         raise FieldError(f"{side}.{exc.field}" if exc.field else side, exc.message) from None
-    if side == "after" and not utf8(to_json(image)):
+    if side != "after":
+        return key, image, None
+    text = to_json(image)
+    if not utf8(text):
         raise FieldError(side, "holds a lone UTF-16 surrogate (\\ud800-\\udfff escape)")
-    return key, image
+    return key, image, text
 
 
 def _no_image(side: str, raw_op: str, mongodb: bool, columns: Sequence[str]) -> str:

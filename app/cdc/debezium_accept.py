@@ -182,8 +182,7 @@ def _apply(
         outcome.emit(DELETE, prefix + change.key, record_type, moment, change.source_name, None)
     else:
         assert change.document is not None
-        op, image = _image(change.document)
-        text = to_json(image)
+        op, text = _image(change.document, change.text)
         outcome.emit(op, prefix + change.key, record_type, moment, change.source_name, text)
     _set(
         held,
@@ -193,12 +192,15 @@ def _apply(
     )
 
 
-def _image(document: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-    """(PUT, the row) for a whole row image; (PATCH, the columns it has) when the connector left
-    some out: PostgreSQL's unchanged TOASTed columns (and Oracle's LOBs) come as a placeholder,
-    so the row keeps what it had in them."""
+def _image(document: dict[str, Any], text: str | None) -> tuple[str, str]:
+    """(PUT, the row's JSON) for a whole row image; (PATCH, the JSON of the columns it has) when
+    the connector left some out: PostgreSQL's unchanged TOASTed columns (and Oracle's LOBs) come
+    as a placeholder, so the row keeps what it had in them. `text`: the document's JSON, if
+    made already (a text without the placeholder has no column holding it)."""
+    if text is not None and UNAVAILABLE not in text:
+        return PUT, text
     kept = {k: v for k, v in document.items() if v != UNAVAILABLE}
-    return (PUT, document) if len(kept) == len(document) else (PATCH, kept)
+    return (PUT, to_json(document)) if len(kept) == len(document) else (PATCH, to_json(kept))
 
 
 def _set(held: dict[RowKey, Held], outcome: _Outcome, key: RowKey, state: Held) -> None:

@@ -45,6 +45,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from app.cdc.documents import from_json
 from app.cdc.events import MAX_ID_CHARS
 
 POSTGRESQL, MYSQL, MARIADB, SQLSERVER, MONGODB = (
@@ -194,7 +195,7 @@ def _sequence(value: Any) -> tuple[int | None, int | None]:
     items = value
     if isinstance(value, str):
         try:
-            items = json.loads(value)
+            items = from_json(value)
         except json.JSONDecodeError:
             items = None
     if not isinstance(items, list) or len(items) != 2:

@@ -4,12 +4,12 @@ keeps. Each function runs in the caller's session; the caller's transaction comm
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+import orjson
 from sqlalchemy import Select, String, cast, delete, func, insert, select, text, true, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.dialects.postgresql import ARRAY
@@ -244,10 +244,9 @@ _SAVE_SOURCE_KEYS_PG = text(
     """
     INSERT INTO cdc_source_keys
         (org, source, table_name, key, position, timestamp_us, deleted, recent)
-    SELECT * FROM unnest(
-        CAST(:org AS varchar[]), CAST(:source AS varchar[]), CAST(:table_name AS varchar[]),
-        CAST(:key AS varchar[]), CAST(:position AS varchar[]), CAST(:timestamp_us AS bigint[]),
-        CAST(:deleted AS boolean[]), CAST(:recent AS json[])
+    SELECT * FROM json_to_recordset(CAST(:rows AS json)) AS given(
+        org text, source text, table_name text, key text, position text, timestamp_us bigint,
+        deleted boolean, recent json
     )
     ON CONFLICT (org, source, table_name, key) DO UPDATE SET
         position = excluded.position, timestamp_us = excluded.timestamp_us,
@@ -257,14 +256,13 @@ _SAVE_SOURCE_KEYS_PG = text(
 
 
 def save_source_keys(session: Session, rows: list[dict[str, Any]]) -> None:
-    """Upsert source rows' newest accepted changes. PostgreSQL: one statement over arrays (an
-    executemany sent a statement per row: 6 ms per 200)."""
+    """Upsert source rows' newest accepted changes. PostgreSQL: one statement over the rows as
+    one JSON parameter (an executemany sent a statement per row: 6 ms per 200; eight array
+    parameters cost the API 12 % of a Debezium request's CPU in the driver's array encoding)."""
     if not rows:
         return
     if _postgres(session):
-        columns = {name: [r[name] for r in rows] for name in rows[0]}
-        columns["recent"] = [json.dumps(r) for r in columns["recent"]]
-        session.execute(_SAVE_SOURCE_KEYS_PG, columns)
+        session.execute(_SAVE_SOURCE_KEYS_PG, {"rows": orjson.dumps(rows).decode()})
         return
     statement = sqlite.insert(CdcSourceKey)
     upsert = statement.on_conflict_do_update(
