@@ -57,10 +57,26 @@ def pauses(cluster: SparkCluster) -> dict[int, int]:
 
 
 def restore(cluster: SparkCluster, killed: list[int]) -> None:
-    """The killed hosts back (the next cluster test needs them)."""
+    """The killed hosts back (the next cluster test needs them), and serving: every Spark
+    application placed on them has an executor registered with its driver. A host registers
+    in seconds, but the executors it is given are JVMs that take tens of seconds to start
+    when CI's other tests load the machine: longer than a job's two 20 s executor waits."""
+    since = len(cluster.launches())
     for worker in killed:
         cluster.start_worker(worker)
     wait_for(lambda: cluster.registered() >= WORKERS, 60, "every worker host to register")
+
+    def placed_and_serving() -> bool:
+        placed = {app for app, _, _ in cluster.launches()[since:]}
+        # with every host gone, each application waits for executors: some must be placed
+        if len(set(killed)) == WORKERS and not placed:
+            return False
+        return placed <= cluster.serving(since)
+
+    try:
+        wait_for(placed_and_serving, SLOW, "the returned hosts' executors to register")
+    except AssertionError as timeout:
+        raise AssertionError(f"{timeout}\n{cluster.diagnosis(since)}") from None
 
 
 @on_the_cluster
