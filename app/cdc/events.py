@@ -15,7 +15,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from app.cdc.documents import DELETE, OPS, to_json
+from app.cdc.documents import DELETE, OPS, from_json, to_json
 from app.errors import InvalidInput
 from app.lake.cdc import EVENT_ARROW, bucket_of
 
@@ -78,7 +78,7 @@ def _documents(body: bytes, errors: _Errors) -> list[tuple[int, Any]]:
     text = body.decode("utf-8", errors="replace")
     if text.lstrip().startswith("["):
         try:
-            items = json.loads(text, parse_constant=_not_json)
+            items = from_json(text, parse_constant=_not_json)
         except json.JSONDecodeError as exc:
             errors.add(exc.lineno, "", f"not valid JSON: {exc.msg}")
             return []
@@ -88,7 +88,7 @@ def _documents(body: bytes, errors: _Errors) -> list[tuple[int, Any]]:
         if not line.strip():
             continue
         try:
-            out.append((number, json.loads(line, parse_constant=_not_json)))
+            out.append((number, from_json(line, parse_constant=_not_json)))
         except json.JSONDecodeError as exc:
             errors.add(number, "", f"not valid JSON: {exc.msg}")
     return out
