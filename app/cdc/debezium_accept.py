@@ -27,6 +27,7 @@ import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import cache
 from typing import Any
 
 from pyiceberg.catalog import Catalog
@@ -51,13 +52,13 @@ RowKey = tuple[str, str, str]  # (source, table, key)
 def encode(position: debezium.Position) -> str:
     """A position as text that sorts as the tuple does (positions of one source have one
     length)."""
-    template = _TEMPLATES.get(len(position))
-    if template is None:  # one per tuple length (a third of a generator's time per position)
-        template = _TEMPLATES[len(position)] = ".".join([f"%0{POSITION_DIGITS}d"] * len(position))
-    return template % position
+    return _template(len(position)) % position
 
 
-_TEMPLATES: dict[int, str] = {}
+@cache
+def _template(parts: int) -> str:
+    """The `%` template of a position of `parts` numbers (a third of a generator's time)."""
+    return ".".join([f"%0{POSITION_DIGITS}d"] * parts)
 
 
 @dataclass
