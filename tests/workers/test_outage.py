@@ -79,23 +79,33 @@ def test_a_worker_waits_out_a_postgres_restart(own_postgres: PrivatePostgres) ->
             for i in (1, 2)
         )
     calls: list[str] = []
+    # each restart's thread is joined before the test ends: one still waiting for the server
+    # when the fixture stops it would raise in whatever test runs next on this xdist worker
+    restarts: list[threading.Timer] = []
+
+    def restart_in_3_s() -> None:
+        restarts.append(threading.Timer(3, own_postgres.start))
+        restarts[-1].start()
 
     def stops_the_store_once(ctx: runtime.JobContext) -> dict[str, object]:
         calls.append(ctx.job_id)
         if len(calls) == 1:
             own_postgres.stop()
-            threading.Timer(3, own_postgres.start).start()
+            restart_in_3_s()
         with session_scope() as session:
             return {"jobs": len(session.scalars(select(Job)).all())}
 
     runtime.run_job(first, stops_the_store_once)
     assert calls == [first, first]
     own_postgres.stop()
-    threading.Timer(3, own_postgres.start).start()
+    restart_in_3_s()
     started = time.monotonic()
     runtime.run_job(second, stops_the_store_once)  # claims once the store is back
     assert time.monotonic() - started >= 2.5
     assert calls == [first, first, second]
+    for restart in restarts:
+        restart.join(timeout=90)
+        assert not restart.is_alive()
     with session_scope() as session:
         done = {j.id: (j.state, j.attempt, j.result) for j in session.scalars(select(Job))}
     assert done == {
