@@ -11,12 +11,13 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-from py4j.protocol import Py4JError
+from py4j.protocol import Py4JError, Py4JJavaError
 from pyspark import SparkContext
 from pyspark.sql import DataFrame, SparkSession, SQLContext
 from pyspark.sql.pandas.types import from_arrow_schema
 
 from app.config import Settings, get_settings
+from workers.outage import is_outage
 from workers.spark import shipping
 from workers.spark.executors import ExecutorWatch
 
@@ -166,7 +167,25 @@ def get_spark() -> SparkSession:
         # built the session, sees only `spark_catalog` (tests/workers/spark/test_session_threads)
         jvm: Any = _session._jvm
         jvm.org.apache.spark.sql.SparkSession.setActiveSession(_session._jsparkSession)
+        _load_catalog(_session, settings.catalog_name)
         return _session
+
+
+def _load_catalog(session: SparkSession, name: str) -> None:
+    """Load the Iceberg catalog now, so that a metadata store outage fails here as what it is.
+
+    Spark swallows a catalog's failure to initialize (the JDBC catalog connects to the store)
+    and reads the catalog's name as a namespace of its session catalog: a job whose JVM started
+    while the store was away failed on `REQUIRES_SINGLE_PART_NAMESPACE`, which the worker's
+    outage handling cannot know, and spent an attempt. Loading the catalog raises the JDBC
+    error. Any other failure (a store not migrated yet, as the class-data-sharing workload's)
+    is left to where the catalog is used."""
+    try:
+        session._jsparkSession.sessionState().catalogManager().catalog(name)
+    except Py4JJavaError as exc:
+        if is_outage(exc):
+            raise
+        log.debug("the Iceberg catalog %s did not load", name, exc_info=True)
 
 
 def jvm_alive() -> bool:

@@ -9,6 +9,7 @@ ingests no longer started Spark in the job's thread."""
 from __future__ import annotations
 
 import threading
+import uuid
 from typing import Any
 
 import pytest
@@ -40,3 +41,32 @@ def test_a_new_thread_loads_a_table_through_the_java_api(
     thread.start()
     thread.join(timeout=120)
     assert seen == {"name": f"{get_settings().catalog_name}.{identifier}"}
+
+
+def test_a_store_away_when_the_catalog_first_loads_fails_as_an_outage(
+    spark: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A worker whose JVM starts while the metadata store is away (its first job during a
+    PostgreSQL restart): the job's first use of the catalog fails as a store outage, which the
+    worker waits out and resumes without spending an attempt — not as Spark's
+    `REQUIRES_SINGLE_PART_NAMESPACE`, which it cannot know (a materializer spent an attempt so in
+    tests/e2e/test_infra_faults.py)."""
+    from py4j.protocol import Py4JJavaError
+
+    from tests.fixtures.environments import reset_caches
+    from tests.fixtures.service import free_port
+    from workers.outage import is_outage
+    from workers.spark import iceberg_java
+    from workers.spark.session import get_spark
+
+    away = f"postgresql+psycopg://postgres@127.0.0.1:{free_port()}/away"
+    monkeypatch.setenv("ICEBATCH_DATABASE_URL", away)
+    monkeypatch.setenv("ICEBATCH_CATALOG_NAME", f"away_{uuid.uuid4().hex[:8]}")
+    reset_caches()
+    try:
+        with pytest.raises(Py4JJavaError) as caught:
+            iceberg_java.load_table(get_spark(), "org_x.t")
+        assert is_outage(caught.value), str(caught.value)[:500]
+    finally:
+        monkeypatch.undo()
+        reset_caches()
