@@ -36,9 +36,10 @@ executor_python() {
   if [ ! -x "$EXECUTOR_VENV/bin/python" ] || [ ! -f "$EXECUTOR_VENV/.ready" ]; then
     say "creating the executors' Python environment $EXECUTOR_VENV"
     "${PYTHON:-python3}" -m venv "$EXECUTOR_VENV"
-    # with the uv of setup.sh when there is one (a third of pip's time), else pip
+    # with the uv of setup.sh when there is one (36 -> 9 s), else pip; compiled as pip does
     local install=("$EXECUTOR_VENV/bin/pip" install)
-    [ -x "$VENV/bin/uv" ] && install=("$VENV/bin/uv" pip install --python "$EXECUTOR_VENV/bin/python")
+    [ -x "$VENV/bin/uv" ] &&
+      install=("$VENV/bin/uv" pip install --compile-bytecode --python "$EXECUTOR_VENV/bin/python")
     "${install[@]}" --quiet -c "$ROOT/constraints.txt" \
       -r "$ROOT/deploy/executor-requirements.txt" 2>&1 | grep -v '^WARNING: Location' || true
     "$EXECUTOR_VENV/bin/python" -c 'import pyarrow, pyiceberg, pydantic_settings'
