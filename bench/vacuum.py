@@ -57,10 +57,12 @@ VARIANTS: dict[str, tuple[bool, dict[str, str]]] = {
 HEADLINE = "row-level, purge-only"
 
 
-def generate(folder: Path, batches: int, rows: int, days: int, seed: int) -> list[Path]:
+def generate(
+    folder: Path, batches: int, rows: int, days: int, seed: int, users_count: int = USERS
+) -> list[Path]:
     folder.mkdir(parents=True)
     rng = np.random.default_rng(seed)
-    users = pa.array([f"user_{i:05d}" for i in range(USERS)])
+    users = pa.array([f"user_{i:05d}" for i in range(users_count)])
     paths = []
     for i in range(batches):
         path = folder / f"batch-{i:03d}.parquet"

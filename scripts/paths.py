@@ -141,7 +141,9 @@ def install_hooks() -> None:
     hook(Transaction, "commit_transaction", lambda args: True)
     hook(DataFrameWriterV2, "append", lambda args: True)
     hook(SparkSession, "sql", lambda args: str(args[1]).lstrip().upper().startswith("MERGE"))
-    hook(iceberg_java, "_swap_in", lambda args: True)
+    # the Java snapshot swap: `swap_in` since the staged commits, `_swap_in` before
+    swap = "swap_in" if hasattr(iceberg_java, "swap_in") else "_swap_in"
+    hook(iceberg_java, swap, lambda args: True)
     hook(iceberg_java, "commit_empty", lambda args: True)
     original_add = Session.add
 

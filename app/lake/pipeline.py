@@ -13,8 +13,9 @@ done here, once, for every operation:
   commit lease (`app/lake/lease.py`), renewed right before each attempt, after checking that the
   job still owns its attempt (`Job.check_lease`);
 - **fenced**: a commit that meets a new parent (`ParentMoved`) is built again on the new parent,
-  up to `attempts` times; a plan the new state invalidates (`Replan`) is discarded and made again,
-  up to `replans` times — never replayed as it was;
+  up to `attempts` times; a plan the new state invalidates (`Replan`, from an attempt or from
+  the planning itself) is discarded and made again, up to `replans` times — never replayed as
+  it was;
 - **nothing left behind**: the files a plan wrote are removed when it is dropped or fails, unless
   its snapshot landed after all (a commit whose outcome is unknown is looked up, not guessed);
 - the failpoints the crash tests pause at fire at the same places for every operation.
@@ -224,7 +225,11 @@ def run(
         if landed is not None:  # a retry of a job whose commit landed
             log.info("%s %s already landed as %s", op.kind, op.request_id, landed.snapshot_id)
             return op.record(Committed.of(landed, recovered=True), None)
-        plan = op.plan(table)
+        try:
+            plan = op.plan(table)
+        except Replan as exc:  # found while planning (the op dropped what it wrote)
+            log.info("%s %s: %s; planning again (%s)", op.kind, op.request_id, exc, plans)
+            continue
         if plan is None:
             return op.nothing()
         try:

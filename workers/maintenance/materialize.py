@@ -15,6 +15,7 @@ import time
 from typing import Any
 
 from pyiceberg.table import Table
+from pyiceberg.table.snapshots import Snapshot
 
 from app.config import get_settings
 from app.jobs.results import MaterializeResult
@@ -45,6 +46,7 @@ class Materialize:
         self.java_table: Any = None
         self.spark: Any = None
         self.table: Table | None = None
+        self.staged: iceberg_java.Staged | None = None
 
     def plan(self, table: Table) -> Resolution | None:
         from workers.spark.session import get_spark
@@ -58,13 +60,19 @@ class Materialize:
         self.ctx.set_stage(Stage.COMMIT, 0.8)
         self.spark = get_spark()  # the session its Java table and commit belong to
         self.java_table = iceberg_java.load_table(self.spark, self.identifier)
+        try:  # the commit's manifests too, before the lease: under it, the manifest list only
+            self.staged = stage(self.spark, self.java_table, resolution, resolution.parent)
+        except Replan:
+            self.discard(resolution)
+            raise
         return resolution
 
     def summary(self, plan: Resolution) -> Summary:
         return Summary(self.kind, self.request_id)
 
     def commit(self, table: Table, plan: Resolution, summary: Summary) -> Committed:
-        return commit_resolution(self.spark, self.java_table, table, plan, summary.properties())
+        properties = summary.properties()
+        return commit_resolution(self.spark, self.java_table, table, plan, properties, self.staged)
 
     def discard(self, plan: Resolution) -> None:
         assert self.table is not None
@@ -107,11 +115,34 @@ def run(ctx: JobContext, token: int | None = None) -> MaterializeResult:
     )
 
 
+def stage(
+    spark: Any, java_table: Any, resolution: Resolution, parent: Snapshot
+) -> iceberg_java.Staged | None:
+    """The ROW DELTA of `resolution`'s files, validated from `parent` and applied once (its
+    manifests written); None when it has no file (only the mark moves)."""
+    if not resolution.files:
+        return None
+    update = iceberg_java.position_deletes_update(
+        spark,
+        java_table,
+        snapshot_id=parent.snapshot_id,
+        written=[f.written for f in resolution.files],
+        replaced=[path for f in resolution.files for path in f.replaced],
+    )
+    return iceberg_java.stage(update, "the position deletes")
+
+
 def commit_resolution(
-    spark: Any, java_table: Any, table: Table, resolution: Resolution, properties: dict[str, str]
+    spark: Any,
+    java_table: Any,
+    table: Table,
+    resolution: Resolution,
+    properties: dict[str, str],
+    staged: iceberg_java.Staged | None = None,
 ) -> Committed:
     """Commit `resolution` on `table`'s current snapshot with the list re-marked (the caller
-    holds the commit lease). Raises MarkMoved when another materializer committed since it
+    holds the commit lease), with its update as `stage` left it (staged here, on the current
+    snapshot, when not given). Raises MarkMoved when another materializer committed since it
     was resolved, RewriteConflict when its files changed, ParentMoved when the parent moved
     during the commit."""
     parent = table.current_snapshot()
@@ -123,17 +154,12 @@ def commit_resolution(
     marked = tombstones.write_materialized(table, parent, resolution.seq, tag=tag)
     summary = {**properties, **marked.properties}
     try:
-        if not resolution.files:  # nothing hidden in any live file: only the mark moves
+        if staged is None:
+            staged = stage(spark, java_table, resolution, parent)
+        if staged is None:  # nothing hidden in any live file: only the mark moves
             snapshot = lake_commit.commit(table, files=[], new_tombstones=[], properties=summary)
             return Committed.of(snapshot)
-        return iceberg_java.commit_position_deletes(
-            spark,
-            java_table,
-            parent_id=parent.snapshot_id,
-            written=[f.written for f in resolution.files],
-            replaced=[path for f in resolution.files for path in f.replaced],
-            summary=summary,
-        )
+        return iceberg_java.swap_in(spark, java_table, staged, parent.snapshot_id, summary)
     except BaseException:
         tombstones.discard(table.io, marked.written)
         raise

@@ -2,10 +2,10 @@
 
 Phases (the job's stage): `scan` (metadata only: which files, which tombstones), `purge-data`
 (Spark rewrites the files without the rows the start snapshot's tombstones hide), `purge-metadata`
-(the new data files' Iceberg entries with their metrics, the old files' entries, and the
-tombstones that leave the active set, all built before the lease is taken), `commit` (REWRITE
-FILES / DELETE FILES with the new tombstone list, under the commit lease). A dry run stops
-after `scan` with the plan.
+(the new data files' Iceberg entries with their metrics, the old files' entries, the
+tombstones that leave the active set, and the update's manifests, all built before the lease is
+taken), `commit` (REWRITE FILES / DELETE FILES with the new tombstone list, under the commit
+lease). A dry run stops after `scan` with the plan.
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ from app.lake.commit import ParentMoved
 from app.lake.pipeline import Committed, Replan, Summary
 from app.lake.rewrite_files import RewriteOutput
 from workers.spark import iceberg_java
-from workers.spark.iceberg_java import RewriteConflict
+from workers.spark.iceberg_java import RewriteConflict, Staged
 
 
 @dataclass
@@ -45,10 +45,12 @@ class Prepared:
     old: dict[str, object]
     added: list[object]
     old_deletes: list[object]  # the position delete files of the replaced files
+    staged: Staged | None  # the Java update, applied once (its manifests written); None: no file
 
 
 def prepare(spark: SparkSession, work: RewriteCommit) -> Prepared:
-    """The purge-metadata stage: everything the commit needs that does not need the lease."""
+    """The purge-metadata stage: everything the commit needs that does not need the lease,
+    down to the update's manifests (`iceberg_java.stage`)."""
     java_table = iceberg_java.load_table(spark, work.identifier)
     replaced = [o for o in work.outputs if not o.unchanged]
     inputs = [path for output in replaced for path in output.inputs]
@@ -59,7 +61,19 @@ def prepare(spark: SparkSession, work: RewriteCommit) -> Prepared:
         for o in replaced
         if o.output
     ]
-    return Prepared(java_table, old, added, iceberg_java.delete_files_of(tasks.values()))
+    old_deletes = iceberg_java.delete_files_of(tasks.values())
+    staged = None
+    if old:
+        update = iceberg_java.rewrite_update(
+            java_table,
+            start_snapshot_id=work.start.snapshot_id,
+            start_sequence_number=work.start.sequence_number or 0,
+            removed=list(old.values()),
+            added=added,
+            removed_deletes=old_deletes,
+        )
+        staged = iceberg_java.stage(update, "the rewrite")
+    return Prepared(java_table, old, added, old_deletes, staged)
 
 
 def commit(
@@ -79,17 +93,10 @@ def commit(
     written = tombstones.write_removal(table, parent, removal, tag=tag, purged_through=through)
     properties = summary.properties() | written.properties
     try:
-        if old:
-            return iceberg_java.commit_rewrite(
-                spark,
-                prepared.java_table,
-                parent_id=parent.snapshot_id if parent else None,
-                start_snapshot_id=work.start.snapshot_id,
-                start_sequence_number=work.start.sequence_number or 0,
-                removed=list(old.values()),
-                added=prepared.added,
-                removed_deletes=prepared.old_deletes,
-                summary=properties,
+        if prepared.staged is not None:
+            parent_id = parent.snapshot_id if parent else None
+            return iceberg_java.swap_in(
+                spark, prepared.java_table, prepared.staged, parent_id, properties
             )
         # nothing to rewrite, only tombstones to drop: a metadata-only snapshot
         snapshot = lake_commit.commit(table, files=[], new_tombstones=[], properties=properties)

@@ -6,12 +6,18 @@ names a tombstone list computed against one parent, so it must never be re-appli
 parent the way `SnapshotProducer.commit()` retries: the snapshot is built with `apply()` and
 swapped in with one `TableOperations.commit(base, updated)`, the catalog's compare-and-swap, after
 checking that `base` is the parent the list was computed for.
+
+Such an update is built and applied once before the commit lease is taken (`stage`): Iceberg
+writes its manifests then and keeps them on the update object (the new files' manifests, and
+each existing manifest it filtered, by path), so the apply under the lease reuses them and
+writes only the manifest list, whatever parent it meets.
 """
 
 from __future__ import annotations
 
 import struct
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from typing import Any
 
 from py4j.protocol import Py4JJavaError
@@ -108,23 +114,20 @@ def new_data_file(
     )
 
 
-def commit_rewrite(
-    spark: SparkSession,
+def rewrite_update(
     table: JavaObject,
     *,
-    parent_id: int | None,
     start_snapshot_id: int,
     start_sequence_number: int,
     removed: list[JavaObject],
     added: list[JavaObject],
     removed_deletes: list[JavaObject],
-    summary: dict[str, str],
-) -> Committed:
-    """Replace `removed` by `added` (REWRITE FILES; DELETE FILES when nothing is added and no
-    delete file goes) as one snapshot on `parent_id`; the position delete files of the removed
-    files (`removed_deletes`, as of the start) leave with them. Iceberg's validation from the
-    start snapshot refuses it (RewriteConflict) when a delete file for a removed file came
-    since. Raises ParentMoved when the table's current snapshot is another."""
+) -> JavaObject:
+    """The update replacing `removed` by `added` (REWRITE FILES; DELETE FILES when nothing is
+    added and no delete file goes); the position delete files of the removed files
+    (`removed_deletes`, as of the start) leave with them. Iceberg's validation from the start
+    snapshot refuses it (RewriteConflict, at `stage` or `swap_in`) when a delete file for a
+    removed file came since."""
     if added or removed_deletes:
         update = table.newRewrite().validateFromSnapshot(start_snapshot_id)
         update = update.dataSequenceNumber(start_sequence_number)
@@ -134,34 +137,80 @@ def commit_rewrite(
             update = update.deleteFile(delete_file)
         for data_file in added:
             update = update.addFile(data_file)
-    else:
-        update = table.newDelete()
-        for data_file in removed:
-            update = update.deleteFile(data_file)
-        update = update.validateFilesExist()
-    return _swap_in(spark, table, update, parent_id, summary, "the rewrite")
+        return update
+    update = table.newDelete()
+    for data_file in removed:
+        update = update.deleteFile(data_file)
+    return update.validateFilesExist()
 
 
-def _swap_in(
+def position_deletes_update(
     spark: SparkSession,
     table: JavaObject,
-    update: JavaObject,
+    *,
+    snapshot_id: int,
+    written: list[Written],
+    replaced: Iterable[str] = (),
+) -> JavaObject:
+    """The ROW DELTA adding position delete files (each names one data file, live in
+    `snapshot_id`) and removing the delete files `replaced` (their positions are in the new
+    ones). Validated from `snapshot_id` when applied: RewriteConflict when a data file named is
+    no longer live or a replaced delete file no longer applies to it."""
+    jvm: Any = spark._jvm
+    tasks = live_tasks(table, snapshot_id, {w.data_path for w in written})
+    existing = {str(d.location()): d for d in delete_files_of(tasks.values())}
+    gone = set(replaced) - set(existing)
+    if gone:
+        raise RewriteConflict(f"{len(gone)} delete files to replace are gone, e.g. {min(gone)}")
+    paths = jvm.java.util.ArrayList()
+    update = table.newRowDelta().validateFromSnapshot(snapshot_id)
+    for path in set(replaced):
+        update = update.removeDeletes(existing[path])
+    for w in written:
+        update = update.addDeletes(_delete_file(spark, table, w, tasks[w.data_path].file()))
+        paths.add(w.data_path)
+    return update.validateDataFilesExist(paths).validateDeletedFiles()
+
+
+@dataclass
+class Staged:
+    """A Java update applied once before the commit lease (`stage`), and the summary keys set
+    on it by `swap_in` since (Iceberg's summary builder cannot unset one)."""
+
+    update: JavaObject
+    what: str
+    keys: set[str] = field(default_factory=set)
+
+
+def stage(update: JavaObject, what: str) -> Staged:
+    """Apply `update` once on the table's current state, before the commit lease is taken: its
+    manifests are written now and reused by `swap_in`. RewriteConflict when its validation
+    already fails."""
+    _apply(update, what)
+    return Staged(update, what)
+
+
+def swap_in(
+    spark: SparkSession,
+    table: JavaObject,
+    staged: Staged,
     parent_id: int | None,
     summary: dict[str, str],
-    what: str,
 ) -> Committed:
-    """Build `update`'s snapshot with `apply()` and make it current with one compare-and-swap
-    on `parent_id`: never re-applied on another parent, as `SnapshotProducer.commit()` would.
-    Raises RewriteConflict when its validation fails, ParentMoved when the parent moved."""
+    """Build the staged update's snapshot with `apply()` and make it current with one
+    compare-and-swap on `parent_id`: never re-applied on another parent, as
+    `SnapshotProducer.commit()` would. Raises RewriteConflict when its validation fails,
+    ParentMoved when the parent moved, Replan when an earlier attempt set a summary key this
+    one has not (its update cannot be reused)."""
+    stale = staged.keys - set(summary)
+    if stale:
+        raise Replan(f"{staged.what}: an earlier attempt's summary set {sorted(stale)}")
+    update, what = staged.update, staged.what
     for key, value in summary.items():
         update = update.set(key, value)
+    staged.keys |= set(summary)
     ops = table.operations()
-    try:
-        snapshot = update.apply()  # refreshes, validates against the start, writes manifests
-    except Py4JJavaError as exc:
-        if "ValidationException" in str(exc.java_exception):
-            raise RewriteConflict(f"the files of {what} changed: {exc.java_exception}") from None
-        raise
+    snapshot = _apply(update, what)  # refreshes, validates, writes what `stage` did not
     base = ops.current()
     current = base.currentSnapshot()
     if (current.snapshotId() if current is not None else None) != parent_id:
@@ -179,36 +228,15 @@ def _swap_in(
     )
 
 
-def commit_position_deletes(
-    spark: SparkSession,
-    table: JavaObject,
-    *,
-    parent_id: int,
-    written: list[Written],
-    summary: dict[str, str],
-    replaced: Iterable[str] = (),
-) -> Committed:
-    """Commit position delete files (each names one data file) as one ROW DELTA snapshot on
-    `parent_id`, removing the delete files `replaced` (their positions are in the new ones),
-    the way `commit_rewrite` commits: built with `apply()`, swapped in with one
-    compare-and-swap, never re-applied on another parent. Raises ParentMoved when the current
-    snapshot is another, RewriteConflict when a data file named is no longer live or a
-    replaced delete file no longer applies to it."""
-    jvm: Any = spark._jvm
-    tasks = live_tasks(table, parent_id, {w.data_path for w in written})
-    existing = {str(d.location()): d for d in delete_files_of(tasks.values())}
-    gone = set(replaced) - set(existing)
-    if gone:
-        raise RewriteConflict(f"{len(gone)} delete files to replace are gone, e.g. {min(gone)}")
-    paths = jvm.java.util.ArrayList()
-    update = table.newRowDelta().validateFromSnapshot(parent_id)
-    for path in set(replaced):
-        update = update.removeDeletes(existing[path])
-    for w in written:
-        update = update.addDeletes(_delete_file(spark, table, w, tasks[w.data_path].file()))
-        paths.add(w.data_path)
-    update = update.validateDataFilesExist(paths).validateDeletedFiles()
-    return _swap_in(spark, table, update, parent_id, summary, "the position deletes")
+def _apply(update: JavaObject, what: str) -> JavaObject:
+    """`update.apply()` (a refresh, the validation, the manifests not written yet), its
+    ValidationException as RewriteConflict."""
+    try:
+        return update.apply()
+    except Py4JJavaError as exc:
+        if "ValidationException" in str(exc.java_exception):
+            raise RewriteConflict(f"the files of {what} changed: {exc.java_exception}") from None
+        raise
 
 
 def _delete_file(

@@ -62,6 +62,7 @@ class Erase:
     kind: OperationKind = OperationKind.RESTATE
     before_commit: Callable[[int], None] = lambda attempt: None
     replan_first: int = 0  # this many first attempts raise Replan
+    replan_planning: int = 0  # this many first plans raise Replan (having dropped their file)
     fail: Exception | None = None
     plans: list[Plan] = field(default_factory=list)
     discarded: list[Path] = field(default_factory=list)
@@ -72,6 +73,9 @@ class Erase:
         scratch = self.folder / f"plan-{len(self.plans)}.parquet"
         pq.write_table(pa.table({"x": [1]}), scratch)
         self.plans.append(Plan(self.values, scratch))
+        if len(self.plans) <= self.replan_planning:  # e.g. a staged apply whose files changed
+            self.discard(self.plans[-1])
+            raise Replan("the files changed while planning")
         return self.plans[-1]
 
     def summary(self, plan: Plan) -> Summary:
@@ -198,6 +202,22 @@ def test_a_plan_the_table_invalidates_is_discarded_and_made_again(
     assert op.plans[2].scratch.exists()
     assert erased(table) == ["a"]
     assert result.snapshot_id is not None
+
+
+def test_a_plan_that_finds_itself_invalid_is_made_again(table: Table, tmp_path: Path) -> None:
+    op = Erase(["a"], tmp_path, replan_planning=2)
+    result = run(op, table, budget=pipeline.Budget(replans=3, attempts=2))
+    assert len(op.plans) == 3
+    assert op.commits == 1  # the invalid plans never reached the lease or an attempt
+    assert op.discarded == [op.plans[0].scratch, op.plans[1].scratch]
+    assert erased(table) == ["a"]
+    assert result.snapshot_id is not None
+    op = Erase(["b"], tmp_path / "again", replan_planning=3)
+    (tmp_path / "again").mkdir()
+    with pytest.raises(pipeline.GaveUp):
+        run(op, table, budget=pipeline.Budget(replans=3, attempts=2))
+    assert op.commits == 0
+    assert erased(table) == ["a"]
 
 
 def test_a_failed_commit_discards_its_files_unless_its_snapshot_landed(

@@ -4,6 +4,7 @@ files, and the vacuum's hold is measured (`icebatch_commit_lease_held_seconds`).
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from typing import Any
@@ -114,3 +115,60 @@ def test_a_group_commits_while_a_vacuum_writes_and_the_vacuum_holds_the_lease_br
     # its plan, files written, to its record), never over the scan and the Spark rewrite
     timings = job["result"]["timings"]
     assert vacuum_hold <= timings["commit"], timings
+
+
+def new_manifests_written_at(table: Any) -> list[float]:
+    """When the manifests the current snapshot added (not its manifest list) were written."""
+    current = table.current_snapshot()
+    parent = table.snapshot_by_id(current.parent_snapshot_id)
+    known = {m.manifest_path for m in parent.manifests(table.io)}
+    added = [m.manifest_path for m in current.manifests(table.io) if m.manifest_path not in known]
+    assert added, "the snapshot added no manifest"
+    return [os.stat(path.removeprefix("file:")).st_mtime for path in added]
+
+
+@pytest.mark.usefixtures("materializer")
+def test_a_materializer_and_a_vacuum_write_their_manifests_before_taking_the_lease(
+    client: TestClient, run_jobs: RunJobs, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Under the lease, a ROW DELTA or REWRITE FILES commit writes its manifest list and the
+    table's metadata only: the manifests of the files it adds and removes were written by its
+    staged apply (`iceberg_java.stage`), and Iceberg reuses them. Each commit's new manifests
+    are older than the moment its job took the lease."""
+    from app.config import get_settings
+    from app.lake.catalog import get_catalog
+
+    monkeypatch.setattr(get_settings(), "materialize_inline_after_seconds", 3600)
+    dataset = client.post("/v1/datasets", json=EVENTS).json()
+    did, identifier = dataset["id"], dataset["table"].split(".", 1)[1]
+    for day, recs in ((1, [(1, "u1"), (2, "u2"), (3, "u1")]), (2, [(4, "u1"), (5, "u3")])):
+        ingest(client, run_jobs, did, "csv", {"a.csv": csv_rows(recs, day=day)})
+
+    taken: list[tuple[str, float]] = []
+    real_wait = lease.wait
+
+    def wait(dataset_id: str, **kwargs: Any) -> int:
+        token = real_wait(dataset_id, **kwargs)
+        taken.append((kwargs["user"], time.time()))
+        return token
+
+    monkeypatch.setattr(lease, "wait", wait)
+    body = {"dataset_ids": [did], "column": "user_id", "values": ["u1"]}
+    assert client.post("/v1/privacy/jobs", json=body).status_code == 202
+    run_jobs()  # the group commit, then the materializer's job
+    table = get_catalog().load_table(identifier)
+    summary = table.current_snapshot().summary.additional_properties  # type: ignore[union-attr]
+    assert summary["icebatch.operation"] == "materialize", summary
+    materialized = [at for user, at in taken if user == "rewrite"][-1]
+    assert max(new_manifests_written_at(table)) < materialized
+
+    vacuum = client.post(f"/v1/datasets/{did}/vacuum", json={"mode": "full"}).json()["id"]
+    run(vacuum)
+    assert client.get(f"/v1/jobs/{vacuum}").json()["result"]["rows_purged"] == 3
+    table = get_catalog().load_table(identifier)
+    summary = table.current_snapshot().summary.additional_properties  # type: ignore[union-attr]
+    assert summary["icebatch.operation"] == "vacuum", summary
+    vacuumed = [at for user, at in taken if user == "rewrite"][-1]
+    assert vacuumed > materialized
+    assert max(new_manifests_written_at(table)) < vacuumed
+    assert ids(client, did) == [2, 5]
