@@ -47,10 +47,11 @@ def env_for(home: Path) -> dict[str, str]:
 
 
 @contextlib.contextmanager
-def service(home: Path) -> Iterator[Service]:
-    """Start API + worker on `home`; stop both (and the worker's Spark JVM) at the end."""
+def service(home: Path, store: dict[str, str] | None = None) -> Iterator[Service]:
+    """Start API + worker on `home`; stop both (and the worker's Spark JVM) at the end. `store`:
+    settings that replace the embedded ones (e.g. a PostgreSQL store and a Redis broker)."""
     home.mkdir(parents=True, exist_ok=True)
-    env = env_for(home)
+    env = env_for(home) | (store or {})
     key = create_key(env)
     port, worker_log = free_port(), home / "worker.log"
     procs = [start([ICEBATCH, "api", "--port", str(port)], env, home / "api.log")]

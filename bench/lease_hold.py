@@ -2,7 +2,7 @@
 on the same table in the same run (issue 26, goal 3: "hold it no longer than a group commit").
 
 Run: `.venv/bin/python -m bench.lease_hold [--batches 24] [--rows-per-batch 20000] [--days 6]
-[--rounds 5] [--users-per-round 3] [--keep]`.
+[--rounds 5] [--users-per-round 3] [--postgres] [--keep]`.
 
 One fresh embedded-mode home (`icebatch api` + `icebatch worker` as real processes, the worker's
 Prometheus metrics on a port of its own): `--batches` Parquet batches are ingested (one file per
@@ -11,6 +11,8 @@ restatement group commit), then `POST /vacuum {"mode": "full"}` (rewrites the fi
 rows were in). After each job the worker's `icebatch_commit_lease_held_seconds` is read: the
 difference in its sum is that job's hold. The materializer's holds (position deletes) are
 reported beside them. Each vacuum is checked to have rewritten files and purged the users' rows.
+`--postgres`: a fresh PostgreSQL database as the metadata store and Iceberg catalog, and Redis
+(database 1) as the broker, instead of the embedded SQLite ones.
 
 Printed: each hold, and the ratio vacuum hold ÷ group-commit hold (medians; goal <= 1).
 """
@@ -18,9 +20,12 @@ Printed: each hold, and the ratio vacuum hold ÷ group-commit hold (medians; goa
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import statistics
 import time
+import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -32,6 +37,8 @@ from bench.embedded import log
 from bench.vacuum import generate
 
 USERS = 20_000
+PG = "postgresql://postgres@127.0.0.1:5432"
+BROKER = "redis://127.0.0.1:6379/1"  # a database of its own: the test suite takes 2-15
 HELD = "icebatch_commit_lease_held_seconds"
 
 
@@ -80,12 +87,32 @@ def settle(port: int, seconds: float = 3.0) -> dict[str, tuple[float, float]]:
     return last
 
 
-def run(args: argparse.Namespace, work: Path) -> dict[str, list[float]]:
+@contextlib.contextmanager
+def store(postgres: bool) -> Iterator[dict[str, str]]:
+    """The settings of the run's store: none (embedded), or a fresh PostgreSQL database."""
+    if not postgres:
+        yield {}
+        return
+    import psycopg
+    import redis
+
+    redis.Redis.from_url(BROKER).flushdb()  # no message of an earlier run
+    database = f"bench_lease_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(f"{PG}/postgres", autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{database}"')
+    try:
+        yield {"ICEBATCH_DATABASE_URL": f"{PG}/{database}", "ICEBATCH_BROKER_URL": BROKER}
+    finally:
+        with psycopg.connect(f"{PG}/postgres", autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
+
+
+def run(args: argparse.Namespace, work: Path, settings: dict[str, str]) -> dict[str, list[float]]:
     paths = generate(work / "data", args.batches, args.rows_per_batch, args.days, 26, USERS)
     port = free_port()
     os.environ["ICEBATCH_WORKER_METRICS_PORT"] = str(port)
     found: dict[str, list[float]] = {}
-    with embedded.service(work / "home") as svc:
+    with embedded.service(work / "home", settings) as svc:
         client = svc.client
         did = embedded.create_dataset(client, DATASET)["id"]
         for path in paths:
@@ -119,11 +146,13 @@ def main() -> None:
     parser.add_argument("--days", type=int, default=6)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--users-per-round", type=int, default=3)
+    parser.add_argument("--postgres", action="store_true")
     parser.add_argument("--keep", action="store_true")
     args = parser.parse_args()
     local_run()
-    with work_dir("bench-lease-", args.keep) as work:
-        found = run(args, work)
+    with work_dir("bench-lease-", args.keep) as work, store(args.postgres) as settings:
+        print(f"store: {settings.get('ICEBATCH_DATABASE_URL', 'embedded SQLite')}")
+        found = run(args, work, settings)
     for operation, seconds in sorted(found.items()):
         shown = ", ".join(f"{s * 1000:.0f}" for s in seconds)
         print(f"{operation:>12}: median {statistics.median(seconds) * 1000:.0f} ms ({shown} ms)")
