@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import fcntl
 import logging
 import os
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -59,12 +62,34 @@ def migrate() -> None:
     from app.jobs.broker import declare_queue
     from app.lake.catalog import get_catalog
 
-    creating = new_store()
-    command.upgrade(alembic_config(), "head")
-    get_catalog()  # PyIceberg's SqlCatalog creates iceberg_tables & co. if they are missing
-    declare_queue(get_settings())  # the embedded broker's queue, before its users race on it
+    with _one_at_a_time():  # commands started together on a new home: one creates, the rest see
+        creating = new_store()
+        command.upgrade(alembic_config(), "head")
+        get_catalog()  # PyIceberg's SqlCatalog creates iceberg_tables & co. if they are missing
+        declare_queue(get_settings())  # the embedded broker's queue, before its users race on it
     if creating:  # once per store, by whichever command made it (`up`, `keys create`, ...)
         typer.echo(f"created store at {get_settings().home}", err=True)
+
+
+@contextmanager
+def _one_at_a_time() -> Iterator[None]:
+    """An exclusive lock on a file beside an embedded (SQLite) store for the length of the
+    block: `icebatch api`, `icebatch worker` and `keys create` started together on a new home
+    would otherwise run the migrations side by side, and all but one fail on a half-made
+    schema. Other stores: no lock (their deployments migrate once, before starting)."""
+    from sqlalchemy.engine import make_url
+
+    from app.config import get_settings
+
+    url = make_url(get_settings().database_url)
+    if url.get_backend_name() != "sqlite" or not url.database:
+        yield
+        return
+    path = Path(f"{url.database}.migrate-lock")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)  # released when the file closes
+        yield
 
 
 def _worker_argv(concurrency: int, beat: bool = False) -> list[str]:
