@@ -21,6 +21,10 @@ class Exit(IntEnum):
     UNAVAILABLE = 5  # unreachable, 429/503 after retries, or a server error
 
 
+class MigrationFailed(Exception):
+    """The metadata store was reached, and bringing it to the newest schema failed."""
+
+
 _HINTS = {
     401: "check the key: --api-key, ICEBATCH_API_KEY or `icebatch login` "
     "(a new one: `icebatch keys create --org ORG`)",
@@ -67,6 +71,8 @@ def describe(exc: BaseException) -> tuple[str, Exit]:
         )
     if isinstance(exc, ValueError):
         return f"{exc}", Exit.INVALID
+    if isinstance(exc, MigrationFailed):
+        return f"{exc} (ICEBATCH_DEBUG=1 shows the traceback)", Exit.FAILED
     if type(exc).__name__ == "OperationalError" and type(exc).__module__.startswith("sqlalchemy"):
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         return (

@@ -12,6 +12,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -64,25 +65,60 @@ def migrate() -> None:
 
     with _one_at_a_time():  # commands started together on a new home: one creates, the rest see
         creating = new_store()
-        command.upgrade(alembic_config(), "head")
+        _upgrade(command)
         get_catalog()  # PyIceberg's SqlCatalog creates iceberg_tables & co. if they are missing
         declare_queue(get_settings())  # the embedded broker's queue, before its users race on it
     if creating:  # once per store, by whichever command made it (`up`, `keys create`, ...)
         typer.echo(f"created store at {get_settings().home}", err=True)
 
 
+def _upgrade(command: ModuleType) -> None:
+    """Alembic's upgrade to head. A store that cannot be reached fails as such (its connection
+    is tried first); any failure after that is the migration's, and says so: a half-made or
+    foreign schema is not an outage."""
+    from sqlalchemy import create_engine
+    from sqlalchemy.exc import SQLAlchemyError
+    from sqlalchemy.pool import NullPool
+
+    from app.cli.errors import MigrationFailed
+    from app.config import get_settings
+
+    url = get_settings().sqlalchemy_url
+    engine = create_engine(url, poolclass=NullPool)
+    try:
+        engine.connect().close()
+    finally:
+        engine.dispose()
+    try:
+        command.upgrade(alembic_config(), "head")
+    except SQLAlchemyError as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise MigrationFailed(
+            f"migrating the metadata store to the newest schema failed ({first}); it was "
+            "reached, so check its schema against `alembic_version` (ICEBATCH_DATABASE_URL)"
+        ) from exc
+
+
 @contextmanager
 def _one_at_a_time() -> Iterator[None]:
-    """An exclusive lock on a file beside an embedded (SQLite) store for the length of the
-    block: `icebatch api`, `icebatch worker` and `keys create` started together on a new home
-    would otherwise run the migrations side by side, and all but one fail on a half-made
-    schema. Other stores: no lock (their deployments migrate once, before starting)."""
+    """Migrations one at a time, for the length of the block: `icebatch api`, `icebatch worker`
+    and `keys create` started together on a new home, or several API and worker replicas
+    started together on a new (or older) PostgreSQL store, would otherwise run the migrations
+    side by side, and all but one fail on a half-made schema (on PostgreSQL: `duplicate key
+    value violates unique constraint "pg_type_typname_nsp_index"`). An embedded (SQLite) store:
+    an exclusive lock on a file beside it. PostgreSQL: a session advisory lock, held by a
+    connection of its own and released when it closes (a killed command's with it)."""
     from sqlalchemy.engine import make_url
 
     from app.config import get_settings
 
-    url = make_url(get_settings().database_url)
-    if url.get_backend_name() != "sqlite" or not url.database:
+    url = make_url(get_settings().sqlalchemy_url)
+    backend = url.get_backend_name()
+    if backend == "postgresql":
+        with _advisory_lock(get_settings().sqlalchemy_url):
+            yield
+        return
+    if backend != "sqlite" or not url.database:
         yield
         return
     path = Path(f"{url.database}.migrate-lock")
@@ -90,6 +126,31 @@ def _one_at_a_time() -> Iterator[None]:
     with path.open("a") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)  # released when the file closes
         yield
+
+
+# the advisory lock's key: any 64-bit number no other user of the database takes ("icebatch")
+MIGRATE_LOCK_KEY = int.from_bytes(b"icebatch", "big") >> 1
+
+
+@contextmanager
+def _advisory_lock(url: str) -> Iterator[None]:
+    from sqlalchemy import create_engine, text
+    from sqlalchemy.pool import NullPool
+
+    engine = create_engine(url, poolclass=NullPool)
+    try:
+        with engine.connect() as connection:
+            connection.execute(text("SELECT pg_advisory_lock(:key)"), {"key": MIGRATE_LOCK_KEY})
+            connection.commit()  # the lock is the session's, not the transaction's
+            try:
+                yield
+            finally:
+                connection.execute(
+                    text("SELECT pg_advisory_unlock(:key)"), {"key": MIGRATE_LOCK_KEY}
+                )
+                connection.commit()
+    finally:
+        engine.dispose()
 
 
 def _worker_argv(concurrency: int, beat: bool = False) -> list[str]:
