@@ -95,7 +95,9 @@ def test_a_migration_that_fails_on_a_reached_store_says_so(tmp_path: Path) -> No
     made = subprocess.run([ICEBATCH, "migrate"], env=env, capture_output=True, text=True)
     assert made.returncode == 0, made.stderr
     script = ScriptDirectory.from_config(alembic_config("sqlite://"))
-    head = script.get_revision(script.get_current_head())
+    newest = script.get_current_head()
+    assert newest is not None
+    head = script.get_revision(newest)
     assert head is not None
     assert isinstance(head.down_revision, str)
     with sqlite3.connect(tmp_path / "home" / "icebatch.db") as store:
