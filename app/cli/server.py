@@ -61,15 +61,38 @@ def migrate() -> None:
 
     from app.config import get_settings
     from app.jobs.broker import declare_queue
-    from app.lake.catalog import get_catalog
 
     with _one_at_a_time():  # commands started together on a new home: one creates, the rest see
         creating = new_store()
         _upgrade(command)
-        get_catalog()  # PyIceberg's SqlCatalog creates iceberg_tables & co. if they are missing
+        if not _catalog_made():
+            from app.lake.catalog import get_catalog
+
+            get_catalog()  # PyIceberg's SqlCatalog creates its tables if they are missing
         declare_queue(get_settings())  # the embedded broker's queue, before its users race on it
     if creating:  # once per store, by whichever command made it (`up`, `keys create`, ...)
         typer.echo(f"created store at {get_settings().home}", err=True)
+
+
+# the tables PyIceberg's SqlCatalog makes on the store (checked against it by a test)
+CATALOG_TABLES = ("iceberg_tables", "iceberg_namespace_properties")
+
+
+def _catalog_made() -> bool:
+    """Whether the Iceberg catalog's tables are on the store already: a command on a current
+    store (`keys create`, each `api` and `worker` start) then skips loading PyIceberg for it."""
+    from sqlalchemy import create_engine, inspect
+    from sqlalchemy.pool import NullPool
+
+    from app.config import get_settings
+
+    engine = create_engine(get_settings().sqlalchemy_url, poolclass=NullPool)
+    try:
+        with engine.connect() as connection:
+            present = set(inspect(connection).get_table_names())
+    finally:
+        engine.dispose()
+    return present.issuperset(CATALOG_TABLES)
 
 
 def _upgrade(command: ModuleType) -> None:

@@ -111,3 +111,14 @@ def test_a_migration_that_fails_on_a_reached_store_says_so(tmp_path: Path) -> No
         "error: migrating the metadata store to the newest schema failed ("
     ), lines[0]
     assert "cannot reach" not in lines[0]
+
+
+def test_the_catalog_tables_migrate_looks_for_are_pyicebergs() -> None:
+    """`icebatch migrate` skips loading the Iceberg catalog when its tables are on the store: the
+    names it looks for are the ones PyIceberg's SqlCatalog makes."""
+    from pyiceberg.catalog.sql import IcebergNamespaceProperties, IcebergTables
+
+    from app.cli.server import CATALOG_TABLES
+
+    made = {IcebergTables.__tablename__, IcebergNamespaceProperties.__tablename__}
+    assert set(CATALOG_TABLES) == made
