@@ -14,10 +14,7 @@ too small and names the call in the audit trail (`app/audit/`).
 
 from __future__ import annotations
 
-import hashlib
 import hmac
-import re
-import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -27,19 +24,18 @@ from fastapi import Depends, Request
 from fastapi.routing import APIRoute
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from sqlalchemy import bindparam, select, update
-from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 
 from app import invalidation
 from app.db import get_engine, session_scope
-from app.errors import Forbidden, InvalidInput, Unauthorized
+from app.errors import Forbidden, Unauthorized
 from app.invalidation import Cache
 from app.keys import tokens
+from app.keys.issue import hash_key
 from app.limits import rate
 from app.models import ApiKey, Scope
 from app.models.base import utcnow
 
-ORG_RE = re.compile(r"^[a-z][a-z0-9_]{1,62}$")
 # `last_used_at` is written at most this often per key: one UPDATE a minute, not one a request
 LAST_USED_RESOLUTION = timedelta(seconds=60)
 MUTATING = frozenset({"POST", "PUT", "PATCH", "DELETE"})
@@ -58,44 +54,6 @@ class Principal:
     org: str
     key_id: str
     scope: Scope
-
-
-def _hash(key: str) -> str:
-    return hashlib.sha256(key.encode()).hexdigest()
-
-
-def issue_key(
-    session: Session,
-    org: str,
-    scope: Scope,
-    *,
-    name: str | None = None,
-    expires_at: datetime | None = None,
-) -> tuple[ApiKey, str]:
-    """Store a new key for `org`; return its row and the key (the only time it is visible)."""
-    if not ORG_RE.match(org):
-        raise InvalidInput(
-            "org names are 2-63 characters: lowercase letters, digits and '_', "
-            "starting with a letter (they name the Iceberg namespace)"
-        )
-    prefix = secrets.token_hex(6)
-    key = f"ib_{prefix}_{secrets.token_urlsafe(32)}"
-    row = ApiKey(
-        org=org,
-        prefix=prefix,
-        secret_hash=_hash(key),
-        scope=Scope(scope).value,
-        name=name,
-        expires_at=expires_at,
-    )
-    session.add(row)
-    session.flush()
-    return row, key
-
-
-def create_key(session: Session, org: str, scope: Scope = Scope.ADMIN) -> str:
-    """Store a new key for `org` and return it (the only time it is visible)."""
-    return issue_key(session, org, scope)[1]
 
 
 @dataclass(frozen=True)
@@ -132,7 +90,7 @@ def _prefix(key: str) -> str | None:
 
 
 def _matching(found: tuple[StoredKey, str] | None, key: str) -> StoredKey | None:
-    if found is None or not hmac.compare_digest(found[1], _hash(key)):
+    if found is None or not hmac.compare_digest(found[1], hash_key(key)):
         return None
     return found[0]
 

@@ -12,7 +12,6 @@ repeated full GET, then cost no thread hop, no SQL and no serialization.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Annotated, Any
@@ -25,8 +24,11 @@ from starlette.concurrency import run_in_threadpool
 
 from app import invalidation
 from app.db import read_scope
+from app.etags import Tag, etag
 from app.invalidation import Cache
 from app.strict import DateTime
+
+__all__ = ["OPENAPI", "RESPONSES", "Tag", "UpdatedSince", "etag", "get", "matches", "respond"]
 
 CACHE_CONTROL = "private, no-cache"
 _ETAG = {
@@ -59,21 +61,6 @@ UpdatedSince = Annotated[
 
 
 @dataclass(frozen=True)
-class Tag:
-    """An entity tag and the rows it was read from, as (kind, id): `batch`, `job`,
-    `restatement`. `lasts`: for a body that also changes with the clock (a `loading` batch
-    turns `stuck`), whether it has not yet; the tag is kept while it says so and none of those
-    rows changes."""
-
-    value: str
-    rows: tuple[tuple[str, str], ...]
-    lasts: Callable[[], bool] | None = None
-
-    def current(self) -> bool:
-        return self.lasts is None or self.lasts()
-
-
-@dataclass(frozen=True)
 class _Known:
     tag: Tag
     body: bytes | None  # the JSON last sent with the tag, when one was
@@ -87,12 +74,6 @@ MAX_KEPT_BODY = 8192
 
 def _known() -> Cache[tuple[str, ...], _Known]:
     return invalidation.cache("conditional", "batch", "job", "restatement", size=KEPT_OBJECTS)
-
-
-def etag(*parts: object) -> str:
-    """A strong entity tag from the parts that change whenever the body does."""
-    digest = hashlib.blake2b(repr(parts).encode(), digest_size=12).hexdigest()
-    return f'"{digest}"'
 
 
 def matches(request: Request, tag: str) -> bool:

@@ -6,12 +6,11 @@ import logging
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import contextmanager
 from functools import lru_cache
-from typing import Annotated, Any
+from typing import Any
 
 import anyio
 import anyio.to_thread
 import psycopg
-from fastapi import Depends
 from sqlalchemy import Engine, MetaData, create_engine, event, text
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.orm import DeclarativeBase, Session, sessionmaker
@@ -217,6 +216,3 @@ async def get_session() -> AsyncIterator[Session]:
         return
     with anyio.CancelScope(shield=True):
         await anyio.to_thread.run_sync(_finish, session)
-
-
-DbSession = Annotated[Session, Depends(get_session)]

@@ -17,7 +17,7 @@ from pyiceberg.table import Table
 from app.auth import Org
 from app.datasets import service as dataset_service
 from app.datasets import service as datasets
-from app.db import DbSession
+from app.db_session import DbSession
 from app.lake.catalog import get_catalog
 from app.models import Dataset
 from app.pagination import MAX_OFFSET

@@ -21,7 +21,8 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from app.auth import Org
-from app.db import DbSession, finish_request, session_scope
+from app.db import finish_request, session_scope
+from app.db_session import DbSession
 from app.errors import Conflict, InvalidInput
 from app.models import IdempotencyKey
 

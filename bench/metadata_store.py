@@ -131,9 +131,9 @@ def main() -> None:
     from fastapi.testclient import TestClient
 
     from app.audit import repository as audit
-    from app.auth import create_key
     from app.cli import migrate
     from app.db import session_scope
+    from app.keys.issue import create_key
     from app.lake import audit as lake
     from app.lake.catalog import get_catalog
     from app.main import create_app

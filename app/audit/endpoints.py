@@ -7,7 +7,7 @@ from fastapi import APIRouter, Query
 from app.audit import service
 from app.audit.schemas import AuditPage
 from app.auth import Org, requires
-from app.db import DbSession
+from app.db_session import DbSession
 from app.models import Scope
 from app.pagination import Paging
 from app.strict import DateTime

@@ -18,7 +18,7 @@ from app.batches.schemas import (
 )
 from app.conditional import UpdatedSince
 from app.datasets import service as datasets
-from app.db import DbSession
+from app.db_session import DbSession
 from app.idempotency import Idempotent
 from app.models import BatchStatus, Scope
 from app.openapi import problems

@@ -7,7 +7,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from app.jobs.schemas import JobOut
-from app.pagination import Page
+from app.pages import Page
 from app.stuck import StuckOut
 
 

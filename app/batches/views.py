@@ -10,7 +10,7 @@ from datetime import datetime
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app import clock, conditional
+from app import clock, etags
 from app.batches import expiry, repository
 from app.batches.schemas import (
     BatchActionOut,
@@ -22,7 +22,7 @@ from app.batches.schemas import (
 from app.errors import BatchNotFound
 from app.jobs import service as jobs
 from app.models import Batch, BatchFile, BatchStatus, Job, Restatement, RestatementKind
-from app.pagination import next_cursor
+from app.pages import next_cursor
 
 
 def to_out(session: Session, batch: Batch) -> BatchOut:
@@ -78,7 +78,7 @@ def action_out(session: Session, batch: Batch, job: Job | None) -> BatchActionOu
     return BatchActionOut(batch=to_out(session, batch), job=jobs.to_out(job) if job else None)
 
 
-def version(session: Session, org: str, batch_id: str) -> conditional.Tag:
+def version(session: Session, org: str, batch_id: str) -> etags.Tag:
     """The batch's entity tag (BatchNotFound when the org has no such batch)."""
     found = repository.version(session, org, batch_id)
     if found is None:
@@ -94,7 +94,7 @@ def version(session: Session, org: str, batch_id: str) -> conditional.Tag:
     )
 
 
-def read(session: Session, org: str, batch_id: str) -> tuple[conditional.Tag, BatchOut]:
+def read(session: Session, org: str, batch_id: str) -> tuple[etags.Tag, BatchOut]:
     """One batch of the organization and its entity tag, both from one statement: the tag is
     the version of the very state the body shows (BatchNotFound otherwise)."""
     found = repository.described(session, org, batch_id)
@@ -121,7 +121,7 @@ def _tag(
     progress: float | None,
     restated_by: str | None,
     restatement_state: str | None,
-) -> conditional.Tag:
+) -> etags.Tag:
     """A batch's tag from what its description moves with: its row, its job's progress and
     the state of the restatement that restated it. A `loading` batch's tag is kept until it
     would turn `stuck` (then its body moves with the clock)."""
@@ -137,10 +137,10 @@ def _tag(
             return clock.now() < expiry.stuck_at(updated_at)
 
     stuck = lasts is not None and not lasts()
-    value = conditional.etag(
+    value = etags.etag(
         "batch", batch_id, updated_at, progress, restated_by, restatement_state, stuck
     )
-    return conditional.Tag(value, tuple(rows), lasts)
+    return etags.Tag(value, tuple(rows), lasts)
 
 
 def list_batches(

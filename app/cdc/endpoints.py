@@ -22,7 +22,7 @@ from app.cdc.schemas import (
     Profile,
 )
 from app.config import get_settings
-from app.db import DbSession
+from app.db_session import DbSession
 from app.deps import IcebergCatalog
 from app.errors import PayloadTooLarge
 from app.idempotency import Idempotent

@@ -8,7 +8,7 @@ from fastapi.responses import JSONResponse, StreamingResponse
 from app.auth import Org, requires
 from app.changes import service
 from app.changes.schemas import ChangeKind, ExportCreate, ExportOut
-from app.db import DbSession
+from app.db_session import DbSession
 from app.deps import DatasetTable
 from app.idempotency import Idempotent
 from app.lake.snapshots import MAX_SNAPSHOT_ID, MIN_SNAPSHOT_ID

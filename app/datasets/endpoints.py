@@ -16,7 +16,7 @@ from app.datasets.schemas import (
     SnapshotList,
     TimelineBucket,
 )
-from app.db import DbSession
+from app.db_session import DbSession
 from app.deps import DatasetTable, IcebergCatalog, OrgDataset
 from app.idempotency import Idempotent
 from app.models import Scope

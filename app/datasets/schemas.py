@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from app.pagination import Page
+from app.pages import Page
 
 
 class DatasetCreate(BaseModel):

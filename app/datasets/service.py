@@ -26,7 +26,7 @@ from app.errors import DatasetExists, InvalidInput, NotFound
 from app.lake import retention, tables, tombstones
 from app.lake.types import BATCH_COLUMN, field_to_spec, schema_from_specs
 from app.models import BatchStatus, Dataset
-from app.pagination import next_cursor
+from app.pages import next_cursor
 
 DATASET_NAME_RE = re.compile(r"^[a-z][a-z0-9_]{0,127}$")
 

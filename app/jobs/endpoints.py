@@ -8,7 +8,7 @@ from app import conditional
 from app.auth import Org
 from app.conditional import UpdatedSince
 from app.datasets import service as datasets
-from app.db import DbSession
+from app.db_session import DbSession
 from app.jobs import service
 from app.jobs.schemas import JobList, JobOut
 from app.models import JobState

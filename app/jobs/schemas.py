@@ -5,7 +5,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from app.pagination import Page
+from app.pages import Page
 from app.stuck import StuckOut
 
 

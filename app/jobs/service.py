@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from sqlalchemy import update
 from sqlalchemy.orm import Session, object_session
 
-from app import clock, conditional
+from app import clock, etags
 from app.config import get_settings
 from app.db import after_commit, session_scope
 from app.errors import JobNotFound
@@ -20,7 +20,7 @@ from app.jobs.links import Links, links_for
 from app.jobs.schemas import JobList, JobOut, JobStageOut
 from app.limits.inflight import broker_priority, job_backlog
 from app.models import Job, JobState, OutboxMessage
-from app.pagination import next_cursor
+from app.pages import next_cursor
 from app.request_context import current_key_id, current_request_id, new_request_id
 from app.stuck import StuckOut
 
@@ -124,12 +124,12 @@ def describe(session: Session, org: str, job_id: str) -> JobOut:
     return to_out(repository.get(session, org, job_id))
 
 
-def version(session: Session, org: str, job_id: str) -> conditional.Tag:
+def version(session: Session, org: str, job_id: str) -> etags.Tag:
     """The job's entity tag (JobNotFound when the org has no such job)."""
     found = repository.version(session, org, job_id)
     if found is None:
         raise JobNotFound(job_id)
-    return conditional.Tag(conditional.etag("job", job_id, found), (("job", job_id),))
+    return etags.Tag(etags.etag("job", job_id, found), (("job", job_id),))
 
 
 def list_jobs(

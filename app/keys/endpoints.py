@@ -3,7 +3,7 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from app.auth import Org, requires
-from app.db import DbSession
+from app.db_session import DbSession
 from app.keys import service
 from app.keys.schemas import KeyCreate, KeyCreated, KeyList, KeyOut
 from app.models import Scope

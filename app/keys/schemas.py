@@ -5,7 +5,7 @@ from datetime import datetime
 from pydantic import BaseModel, ConfigDict, Field
 
 from app.models import Scope
-from app.pagination import Page
+from app.pages import Page
 
 DURATION_PATTERN = r"^[1-9][0-9]{0,5}[smhdw]$"
 

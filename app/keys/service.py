@@ -8,9 +8,9 @@ from datetime import timedelta
 
 from sqlalchemy.orm import Session
 
-from app.auth import issue_key
 from app.errors import InvalidInput
 from app.keys import repository
+from app.keys.issue import issue_key
 from app.keys.schemas import KeyCreated, KeyOut
 from app.models import ApiKey, Scope
 from app.models.base import utcnow

@@ -20,7 +20,7 @@ from sqlalchemy.orm import Session
 from app.config import Settings, get_settings
 from app.errors import TooManyRequests
 from app.jobs import repository
-from app.limits.rate import REJECTIONS
+from app.limits.rejections import REJECTIONS
 
 
 def inflight_cap(settings: Settings, org: str) -> int:

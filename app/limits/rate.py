@@ -19,7 +19,6 @@ import time
 from dataclasses import dataclass
 
 from fastapi import Request
-from prometheus_client import Counter
 from starlette.concurrency import run_in_threadpool
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -27,10 +26,8 @@ from app.config import Settings, get_settings
 from app.errors import TooManyRequests
 from app.limits.answers import send_error
 from app.limits.buckets import Decision, RatePolicy, buckets_for
+from app.limits.rejections import REJECTIONS
 
-REJECTIONS = Counter(
-    "icebatch_fair_use_rejections_total", "Requests refused by a fair-use limit (429)", ["limit"]
-)
 STATE_KEY = "icebatch_rate_limit_headers"
 MAX_REMEMBERED = 10_000
 # A remembered key's refusal is sent when its bucket admits again (at most HOLD_SECONDS later):

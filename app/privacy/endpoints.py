@@ -5,7 +5,7 @@ from fastapi.responses import JSONResponse
 
 from app import conditional
 from app.auth import Org, requires
-from app.db import DbSession
+from app.db_session import DbSession
 from app.idempotency import Idempotent
 from app.models import Scope
 from app.openapi import problems

@@ -5,7 +5,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from app.pagination import Page
+from app.pages import Page
 
 MAX_GDPR_VALUES = 100_000
 

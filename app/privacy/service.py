@@ -15,7 +15,7 @@ from app.lake import tombstones
 from app.lake.catalog import get_catalog
 from app.models import Dataset, Job, JobState, PrivacyJob, Restatement, RestatementState
 from app.models.base import new_id
-from app.pagination import next_cursor
+from app.pages import next_cursor
 from app.privacy import repository
 from app.privacy.schemas import (
     MAX_GDPR_VALUES,

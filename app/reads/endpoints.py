@@ -7,7 +7,7 @@ import pyarrow as pa
 from fastapi import APIRouter, Query
 from fastapi.responses import StreamingResponse
 
-from app.db import DbSession
+from app.db_session import DbSession
 from app.deps import MAX_OFFSET, DatasetTable, Offset
 from app.openapi import header, problems
 from app.reads import encoding, service

@@ -26,7 +26,7 @@ from app.models import (
     RestatementState,
 )
 from app.models.base import new_id
-from app.pagination import next_cursor
+from app.pages import next_cursor
 from app.reads.service import resolve_as_of
 from app.restatements import repository, states
 from app.restatements.schemas import (

@@ -4,7 +4,7 @@ from fastapi import APIRouter, Response
 from fastapi.responses import JSONResponse
 
 from app.auth import requires
-from app.db import DbSession
+from app.db_session import DbSession
 from app.deps import DatasetTable, OrgDataset
 from app.idempotency import Idempotent
 from app.jobs import service as jobs

@@ -5,7 +5,7 @@ from datetime import datetime
 from pydantic import BaseModel, ConfigDict, Field
 
 from app.lake.snapshots import SnapshotId
-from app.pagination import Page
+from app.pages import Page
 
 
 class RetentionUpdate(BaseModel):

@@ -70,8 +70,8 @@ def test_keys_need_admin_and_stay_in_their_org(client_for: ClientFactory) -> Non
 
 
 def test_expired_and_unknown_keys_answer_401(client_for: ClientFactory) -> None:
-    from app.auth import issue_key
     from app.db import session_scope
+    from app.keys.issue import issue_key
     from app.models import Scope
 
     admin = client_for()
