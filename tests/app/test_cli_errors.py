@@ -134,3 +134,43 @@ def test_a_client_command_does_not_import_the_server_stack(tmp_path: Path) -> No
     assert not [m for m in HEAVY if m in modules]
     assert done.returncode == 5, done.stderr
     assert "cannot reach the API at http://127.0.0.1:9" in one_error_line(done)
+
+
+def _modules_after(tmp_path: Path, code: str, **env: str) -> set[str]:
+    """The modules a process running `code` had loaded when it ended."""
+    seen = tmp_path / "modules.json"
+    script = (
+        "import atexit, json, sys\n"
+        f"dump = lambda: open({str(seen)!r}, 'w').write(json.dumps(sorted(sys.modules)))\n"
+        "atexit.register(dump)\n" + code
+    )
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("ICEBATCH_")}
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        env={**clean, **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    return set(json.loads(seen.read_text()))
+
+
+def test_keys_create_and_a_worker_start_without_the_web_stack(tmp_path: Path) -> None:
+    """Processes without an HTTP server start without FastAPI (about 0.2 s of each start), and
+    `keys create` on a current store without PyIceberg: the test suite starts dozens of each."""
+    create = (
+        "from app.cli import main\n"
+        "sys.argv = ['icebatch', 'keys', 'create', '--org', 'acme']\n"
+        "try:\n    main()\nexcept SystemExit as exc:\n    assert not exc.code, exc.code\n"
+    )
+    home = str(tmp_path / "home")
+    first = _modules_after(tmp_path, create, ICEBATCH_HOME=home)
+    assert "pyiceberg.catalog.sql" in first  # a new store: the catalog made its tables
+    again = _modules_after(tmp_path, create, ICEBATCH_HOME=home)
+    assert "app.keys.issue" in again  # it did make a key
+    assert not [m for m in ("fastapi", "starlette.routing", "pyiceberg") if m in again]
+    worker = _modules_after(tmp_path, "import workers.celery_app\n", ICEBATCH_HOME=home)
+    assert "app.batches.service" in worker
+    assert "fastapi" not in worker
