@@ -164,10 +164,22 @@ def validated_frame(
 
 
 def checked_rows(frame: DataFrame, batch_id: str) -> DataFrame:
-    """The validated frame as rows to write: a bad row raises when Spark reaches it."""
-    # a filter, not a column: Spark would prune a dropped column and never evaluate it
-    checked = frame.filter(F.when(F.col(BAD), F.raise_error(F.lit(INVALID))).otherwise(True))
-    return checked.drop(BAD, FILE).withColumn(BATCH_COLUMN, F.lit(batch_id))
+    """The validated frame as rows to write: a bad row raises when Spark reaches it.
+
+    Every written column carries the check (its value, or the error for a bad row), so the
+    error is raised before anything the write itself checks on the row (Iceberg's not-null
+    assertion of a required column would fail first with its own message), and a column
+    Spark prunes cannot take it along. Not a filter: Spark pushes a filter below the
+    projection that types the cells, so each CSV cell was cast in the filter and again in the
+    projection (issue 26: ~0.5 s more of the job's read of 2M CSV rows)."""
+    bad = F.col(BAD)
+
+    def checked(value: Column) -> Column:
+        return F.when(bad, F.raise_error(F.lit(INVALID))).otherwise(value)
+
+    names = [name for name in frame.columns if name not in (BAD, FILE)]
+    written = [checked(F.col(f"`{name}`")).alias(name) for name in names]
+    return frame.select(*written, checked(F.lit(batch_id)).alias(BATCH_COLUMN))
 
 
 def explain_invalid(
