@@ -21,6 +21,7 @@ from app.cli.base import cli
 
 if TYPE_CHECKING:  # the server stack is imported by the server commands only (fast client CLI)
     from alembic.config import Config
+    from sqlalchemy import Connection
 
 Port = Annotated[int, typer.Option(help="Port of the HTTP API.")]
 Host = Annotated[str, typer.Option(help="Address the HTTP API binds.")]
@@ -78,10 +79,10 @@ def migrate() -> None:
 CATALOG_TABLES = ("iceberg_tables", "iceberg_namespace_properties")
 
 
-def _catalog_made() -> bool:
-    """Whether the Iceberg catalog's tables are on the store already: a command on a current
-    store (`keys create`, each `api` and `worker` start) then skips loading PyIceberg for it."""
-    from sqlalchemy import create_engine, inspect
+@contextmanager
+def _store_connection() -> Iterator[Connection]:
+    """A connection of its own to the metadata store, closed with the block (no pool kept)."""
+    from sqlalchemy import create_engine
     from sqlalchemy.pool import NullPool
 
     from app.config import get_settings
@@ -89,9 +90,18 @@ def _catalog_made() -> bool:
     engine = create_engine(get_settings().sqlalchemy_url, poolclass=NullPool)
     try:
         with engine.connect() as connection:
-            present = set(inspect(connection).get_table_names())
+            yield connection
     finally:
         engine.dispose()
+
+
+def _catalog_made() -> bool:
+    """Whether the Iceberg catalog's tables are on the store already: a command on a current
+    store (`keys create`, each `api` and `worker` start) then skips loading PyIceberg for it."""
+    from sqlalchemy import inspect
+
+    with _store_connection() as connection:
+        present = set(inspect(connection).get_table_names())
     return present.issuperset(CATALOG_TABLES)
 
 
@@ -99,19 +109,12 @@ def _upgrade(command: ModuleType) -> None:
     """Alembic's upgrade to head. A store that cannot be reached fails as such (its connection
     is tried first); any failure after that is the migration's, and says so: a half-made or
     foreign schema is not an outage."""
-    from sqlalchemy import create_engine
     from sqlalchemy.exc import SQLAlchemyError
-    from sqlalchemy.pool import NullPool
 
     from app.cli.errors import MigrationFailed
-    from app.config import get_settings
 
-    url = get_settings().sqlalchemy_url
-    engine = create_engine(url, poolclass=NullPool)
-    try:
-        engine.connect().close()
-    finally:
-        engine.dispose()
+    with _store_connection():
+        pass  # reachable, or the connection's own error ("cannot reach the metadata store")
     try:
         command.upgrade(alembic_config(), "head")
     except SQLAlchemyError as exc:
@@ -138,7 +141,7 @@ def _one_at_a_time() -> Iterator[None]:
     url = make_url(get_settings().sqlalchemy_url)
     backend = url.get_backend_name()
     if backend == "postgresql":
-        with _advisory_lock(get_settings().sqlalchemy_url):
+        with _advisory_lock():
             yield
         return
     if backend != "sqlite" or not url.database:
@@ -156,24 +159,17 @@ MIGRATE_LOCK_KEY = int.from_bytes(b"icebatch", "big") >> 1
 
 
 @contextmanager
-def _advisory_lock(url: str) -> Iterator[None]:
-    from sqlalchemy import create_engine, text
-    from sqlalchemy.pool import NullPool
+def _advisory_lock() -> Iterator[None]:
+    from sqlalchemy import text
 
-    engine = create_engine(url, poolclass=NullPool)
-    try:
-        with engine.connect() as connection:
-            connection.execute(text("SELECT pg_advisory_lock(:key)"), {"key": MIGRATE_LOCK_KEY})
-            connection.commit()  # the lock is the session's, not the transaction's
-            try:
-                yield
-            finally:
-                connection.execute(
-                    text("SELECT pg_advisory_unlock(:key)"), {"key": MIGRATE_LOCK_KEY}
-                )
-                connection.commit()
-    finally:
-        engine.dispose()
+    with _store_connection() as connection:
+        connection.execute(text("SELECT pg_advisory_lock(:key)"), {"key": MIGRATE_LOCK_KEY})
+        connection.commit()  # the lock is the session's, not the transaction's
+        try:
+            yield
+        finally:
+            connection.execute(text("SELECT pg_advisory_unlock(:key)"), {"key": MIGRATE_LOCK_KEY})
+            connection.commit()
 
 
 def _worker_argv(concurrency: int, beat: bool = False) -> list[str]:
