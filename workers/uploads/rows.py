@@ -9,7 +9,9 @@ from itertools import groupby
 from pyiceberg.schema import Schema
 from pyiceberg.types import (
     BinaryType,
+    IntegerType,
     ListType,
+    LongType,
     MapType,
     NestedField,
     StringType,
@@ -25,6 +27,9 @@ from workers.uploads.inputs import StagedFile, csv_header, parquet_schema
 from workers.uploads.outcome import INVALID, IngestOutcome, explain_bad_files
 
 BAD, FILE, CORRUPT = "__bad", "__file", "__corrupt"
+# an integer cell's text: digits with an optional sign, between the characters up to a space
+# that Spark's cast trims (UTF8String.trimAll)
+WHOLE_NUMBER = r"^[\x00-\x20]*[+-]?[0-9]+[\x00-\x20]*$"
 
 
 def _bad_cast(raw: Column, typed: Column) -> Column:
@@ -54,6 +59,11 @@ def _typed_csv_column(field_: NestedField) -> tuple[Column, Column]:
             {"columnNameOfCorruptRecord": CORRUPT},
         )
         return parsed.getField("v"), raw.isNotNull() & parsed.getField(CORRUPT).isNotNull()
+    elif isinstance(ftype, IntegerType | LongType):
+        # Spark's cast reads "1.5" as 1 (and "2.0" as 2): a whole number or nothing, as the JSON
+        # reader, PostgreSQL and Spark's ANSI mode take an integer (the blanks it trims, kept)
+        whole = raw.rlike(WHOLE_NUMBER)
+        typed = F.when(whole, raw.cast(spark_type(ftype, lenient=True)))
     else:
         typed = raw.cast(spark_type(ftype, lenient=True))
     return typed, _bad_cast(raw, typed)

@@ -2,12 +2,13 @@
 ingest (`workers.uploads.rows`) would, for inputs small enough that a Spark job's fixed cost
 dominates (`ICEBATCH_SMALL_BATCH_BYTES`).
 
-The rule is parity, not a second dialect: every value is decided exactly as Spark's reader and
-its casts (`spark.sql.ansi.enabled=false`, session time zone UTC) decide it, or not at all —
-input whose meaning in Spark is not certain here (a number with a decimal point for an int, a
-timestamp with an offset, a CSV line with a stray quote, …) raises `NeedsSpark`, and the batch
-goes through the Spark job as before. Rejections are explained by the same code as Spark's
-(`explain_bad_files`), so outcomes and messages are the same.
+The rule is parity, not a second dialect: every value is decided exactly as the Spark ingest
+decides it (Spark's reader and casts, `spark.sql.ansi.enabled=false`, session time zone UTC, and
+the ingest's own checks, such as whole numbers only for an integer), or not at all — input whose
+meaning in Spark is not certain here (a timestamp with an offset, a CSV line with a stray quote,
+…) raises `NeedsSpark`, and the batch goes through the Spark job as before. Rejections are
+explained by the same code as Spark's (`explain_bad_files`), so outcomes and messages are the
+same.
 """
 
 from __future__ import annotations
@@ -216,9 +217,7 @@ def _cast_text(t: ice.IcebergType, cell: str) -> Any:
         if _INT.fullmatch(cell):
             number, bound = int(cell), _INT_RANGES[kind]
             return number if -bound <= number < bound else _BAD
-        if "." in cell:  # Spark truncates "1.5" to 1
-            raise NeedsSpark("a decimal point in an integer")
-        return _BAD
+        return _BAD  # "1.5" too: the Spark ingest takes whole numbers only (WHOLE_NUMBER)
     if kind in (ice.FloatType, ice.DoubleType):
         return _cast_float(cell, kind is ice.FloatType)
     if isinstance(t, ice.DecimalType):

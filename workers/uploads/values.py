@@ -11,7 +11,7 @@ import re
 from base64 import b64decode
 from collections.abc import Callable
 from datetime import date, datetime
-from decimal import Decimal
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from functools import partial
 
 from pyiceberg import types as ice
@@ -25,10 +25,12 @@ _INT_RE = re.compile(r"[+-]?[0-9]+")
 _FLOAT_RE = re.compile(rf"{_NUMBER}|[+-]?(?:nan|inf|infinity)", re.IGNORECASE)
 _DECIMAL_RE = re.compile(_NUMBER)
 _DATE_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
-_TIMESTAMP_RE = re.compile(
-    r"[0-9]{4}-[0-9]{2}-[0-9]{2}[ T][0-9]{2}:[0-9]{2}(?::[0-9]{2}(?:\.[0-9]{1,6})?)?"
-    r"(?:Z|[+-][0-9]{2}(?::?[0-9]{2})?)?"
+_TIMESTAMP_RE = re.compile(  # a date alone is its midnight, as Spark's cast reads it
+    r"[0-9]{4}-[0-9]{2}-[0-9]{2}(?:[ T][0-9]{2}:[0-9]{2}(?::[0-9]{2}(?:\.[0-9]{1,6})?)?"
+    r"(?:Z|[+-][0-9]{2}(?::?[0-9]{2})?)?)?"
 )
+# Spark's casts trim the characters up to a space from a cell's ends (not base64's)
+_BLANKS = "".join(map(chr, range(33)))
 # Types are dispatched with `type(t) in ...`: `isinstance` on pyiceberg's (pydantic) types is
 # slow enough to double the time spent on a file of a million cells.
 _NESTED = (ice.StructType, ice.ListType, ice.MapType)
@@ -65,7 +67,7 @@ _TEXT_RULES: dict[type, tuple[Callable[[str], object], str]] = {
     ),
     ice.TimestampType: (
         lambda s: _TIMESTAMP_RE.fullmatch(s) and _parses(datetime.fromisoformat, s),
-        "a timestamp as YYYY-MM-DD[ T]HH:MM[:SS[.ffffff]] with an optional offset or Z",
+        "a timestamp as YYYY-MM-DD[[ T]HH:MM[:SS[.ffffff]][offset or Z]]",
     ),
     ice.BinaryType: (partial(_parses, partial(b64decode, validate=True)), "base64-encoded bytes"),
 }
@@ -77,7 +79,8 @@ def check_cell(f: ice.NestedField, cell: str) -> list[Problem]:
     if cell == "":
         return [(f.name, None, MISSING)] if f.required else []
     if type(f.field_type) not in _NESTED:
-        reason = _text_error(f.field_type, cell)
+        text = cell if type(f.field_type) is ice.BinaryType else cell.strip(_BLANKS)
+        reason = _text_error(f.field_type, text)
         return [] if reason is None else [(f.name, cell, reason)]
     try:
         value = json.loads(cell, parse_float=Decimal)
@@ -164,7 +167,7 @@ def _text_error(t: ice.IcebergType, text: str) -> str | None:
     elif isinstance(t, ice.DecimalType):
         if _DECIMAL_RE.fullmatch(text):
             return _decimal_error(t, Decimal(text), text)
-        ok, expected = False, f"a number with at most {t.scale} decimal places"
+        ok, expected = False, "a number such as 1.5 or -2"
     else:
         return None  # a type the ingest does not produce
     return None if ok else f"cannot parse {_quote(text)} as {t}: expected {expected}"
@@ -178,19 +181,17 @@ def _range_error(t: ice.IcebergType, number: int, text: str) -> str | None:
 
 
 def _decimal_error(t: ice.DecimalType, number: Decimal, text: str) -> str | None:
-    """Counts significant digits: leading zeros and trailing fractional zeros do not count."""
-    _, digit_tuple, exponent = number.as_tuple()
-    digits, exp = list(digit_tuple), int(exponent)
-    while len(digits) > 1 and digits[-1] == 0 and exp < 0:
-        digits.pop()
-        exp += 1
-    whole = 0 if digits == [0] else max(0, len(digits) + exp)
-    max_whole = t.precision - t.scale
-    if whole <= max_whole and max(0, -exp) <= t.scale:
+    """As Spark reads a decimal (CSV cell, JSON number or string): rounded half up to the scale,
+    then too many digits is bad."""
+    try:
+        rounded = number.quantize(Decimal(1).scaleb(-t.scale), rounding=ROUND_HALF_UP)
+    except InvalidOperation:  # more digits than the context holds
+        rounded = None
+    if rounded is not None and len(rounded.as_tuple().digits) <= t.precision:
         return None
     return (
-        f"{_quote(text)} does not fit {t}: expected at most {max_whole} digits before "
-        f"and {t.scale} after the decimal point"
+        f"{_quote(text)} does not fit {t}: expected at most {t.precision - t.scale} digits before "
+        f"the decimal point (the digits after it are rounded to {t.scale})"
     )
 
 

@@ -104,9 +104,9 @@ SURE_BAD = {  # valid cells, and now and then one Spark's cast certainly turns i
     for (name, valid), bad in zip(
         VALID.items(),
         [
-            ["9223372036854775808", "x1"],
+            ["9223372036854775808", "x1", "1.5"],
             ["maybe", "ja"],
-            ["2147483648", "a"],
+            ["2147483648", "a", "-2.0"],
             ["x", "1e"],
             ["--1"],
             ["abc", "123456789.5"],
@@ -310,6 +310,32 @@ def test_parquet_small_path_equals_spark(both_paths: Any, files: dict[str, bytes
     event(f"small path: {took}, written: {small[0][0] == 'success'}")
     same_outcome(small[0], spark[0])
     assert small[1] == spark[1]
+
+
+def test_an_integer_cell_with_a_fraction_is_a_bad_row_on_both_paths(both_paths: Any) -> None:
+    """Spark's cast reads "1.5" as 1 and "2.0" as 2: the ingest rejects them, as its JSON reader
+    does 1.5, with the row and the reason; a whole number between blanks is still read."""
+    bad = b"id,i,ts\n1,1.5,2024-03-01T10:00:00\n2,2.0,2024-03-01T10:00:00\n3,4,2024-03-01\n"
+    spark, small, took = both_paths("csv", {"a.csv": bad})
+    same_outcome(small[0], spark[0])
+    assert small[1] == spark[1]
+    status, row_count, errors, _, _ = small[0]
+    assert status == "failed", small[0]
+    assert row_count == 3  # rows read
+    found = {(e["row"], e["field"], e["value"], e["reason"]) for e in errors}
+    assert found == {
+        (1, "i", "1.5", "cannot parse '1.5' as int: expected a whole number"),
+        (2, "i", "2.0", "cannot parse '2.0' as int: expected a whole number"),
+    }, errors
+    assert small[1][0] == []  # nothing written
+
+    good = b"id,i,ts\n1,+4,2024-03-01T10:00:00\n2, 7 ,2024-03-01T10:00:00\n3,-0,2024-03-01\n"
+    spark, small, took = both_paths("csv", {"a.csv": good})
+    assert not took  # the blanks send it to Spark
+    same_outcome(small[0], spark[0])
+    assert small[1] == spark[1]
+    assert small[0][0] == "success", small[0]
+    assert sorted(dict(r)["i"] for r in small[1][0]) == ["0", "4", "7"]
 
 
 def replayed(
