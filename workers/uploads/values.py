@@ -58,7 +58,11 @@ def _parses(parse: Callable[[str], object], text: str) -> bool:
 # Scalar text rules (CSV cells, JSON strings of dates/timestamps/binary, map keys):
 # type -> (is the text valid?, what was expected).
 _TEXT_RULES: dict[type, tuple[Callable[[str], object], str]] = {
-    ice.BooleanType: (lambda s: s.lower() in ("true", "false", "1", "0"), "true, false, 1 or 0"),
+    ice.BooleanType: (  # Spark's cast: StringUtils.isTrueString / isFalseString
+        lambda s: s.isascii()
+        and s.lower() in ("true", "t", "yes", "y", "1", "false", "f", "no", "n", "0"),
+        "true or false (or t, f, yes, no, y, n, 1, 0)",
+    ),
     ice.FloatType: (_FLOAT_RE.fullmatch, "a number such as 1.5, -2e3 or NaN"),
     ice.DoubleType: (_FLOAT_RE.fullmatch, "a number such as 1.5, -2e3 or NaN"),
     ice.DateType: (

@@ -7,6 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import assume, given
+from hypothesis import strategies as st
 from pyiceberg.schema import Schema
 from pyiceberg.types import (
     BinaryType,
@@ -14,6 +16,7 @@ from pyiceberg.types import (
     DateType,
     DecimalType,
     DoubleType,
+    FloatType,
     IntegerType,
     ListType,
     LongType,
@@ -26,7 +29,11 @@ from pyiceberg.types import (
 )
 
 from tests.fixtures.explain import assert_errors
+from tests.fixtures.profile import budget
+from tests.workers.batches.test_small_batches import CELLS
+from workers.uploads import small
 from workers.uploads.explain import RowError, check_csv_header, explain_file
+from workers.uploads.values import check_cell
 
 SCHEMA = Schema(
     NestedField(1, "id", LongType(), required=True),
@@ -95,7 +102,7 @@ def test_csv_rows_are_explained_at_their_row(tmp_path: Path) -> None:
         {**GOOD, "day": "2024-02-30", "seen_at": "2024-01-31T25:00"},  # 5
         {**GOOD, "address": '{"zip": 1}', "tags": '["a", null]'},  # 6
         {**GOOD, "id": "", "attrs": '{"k": "x"}'},  # 7
-        {**GOOD, "active": "yes", "blob": "not base64!", "score": "1,5"},  # 8
+        {**GOOD, "active": "maybe", "blob": "not base64!", "score": "1,5"},  # 8
         {**GOOD, "name": "two\nlines", "price": "9999.995"},  # 9: one record over two lines
         # 10: as Spark's casts read them, a date alone is a timestamp (midnight), a decimal is
         # rounded to the scale, blanks around a number are trimmed: none of those is an error
@@ -120,7 +127,7 @@ def test_csv_rows_are_explained_at_their_row(tmp_path: Path) -> None:
             (6, "tags[1]", "list element is null, but the elements are required"),
             (7, "id", "required field is missing"),
             (7, "attrs{k}", "expected a JSON integer for long, got string 'x'"),
-            (8, "active", "cannot parse 'yes' as boolean: expected true, false, 1 or 0"),
+            (8, "active", "cannot parse 'maybe' as boolean: expected true or false"),
             (8, "score", "cannot parse '1,5' as double"),
             (8, "blob", "cannot parse 'not base64!' as binary: expected base64-encoded bytes"),
             (9, "price", "'9999.995' does not fit decimal(6, 2): expected at most 4 digits"),
@@ -349,3 +356,38 @@ def test_timestamp_formats(tmp_path: Path, text: str, ok: bool) -> None:
     errors = explain_file(path, "f.csv", "csv", SCHEMA)
 
     assert [(e.field, e.value) for e in errors] == ([] if ok else [("seen_tz", text)])
+
+
+# every primitive type of the ingest, as the small path and the explanations take them
+PRIMITIVES = {
+    "b": BooleanType(),
+    "i": IntegerType(),
+    "id": LongType(),
+    "f": FloatType(),
+    "d": DoubleType(),
+    "dec": DecimalType(9, 2),
+    "day": DateType(),
+    "ts": TimestampType(),
+    "tstz": TimestamptzType(),
+    "s": StringType(),
+    "bin": BinaryType(),
+}
+EDGES = [" 7 ", "7 ", "+7", "1.5", "2.0", "1e3", "yes", "t", "N", "2024-03-01", "2024-03-01 ", "x"]
+
+
+@budget(600)
+@given(data=st.data(), column=st.sampled_from(sorted(PRIMITIVES)))
+def test_a_cell_is_explained_as_bad_exactly_when_the_ingest_rejects_it(
+    data: st.DataObject, column: str
+) -> None:
+    """The small path decides a cell as Spark's casts do (its parity with Spark is tested in
+    test_small_batches.py); where it decides, the explanation agrees: a failed batch lists the
+    rows the ingest rejected, and no row it would have taken."""
+    cell = data.draw(st.one_of(CELLS[column], st.sampled_from(EDGES)), label="cell")
+    t = PRIMITIVES[column]
+    try:
+        value = small._cast_text(t, cell)
+    except small.NeedsSpark:
+        assume(False)
+    problems = check_cell(NestedField(1, column, t, required=False), cell)
+    assert bool(problems) == (value is small._BAD), (cell, t, value, problems)
