@@ -28,9 +28,9 @@ from pyiceberg.types import (
     TimestamptzType,
 )
 
+from tests.fixtures.cells import CELLS
 from tests.fixtures.explain import assert_errors
 from tests.fixtures.profile import budget
-from tests.workers.batches.test_small_batches import CELLS
 from workers.uploads import small
 from workers.uploads.explain import RowError, check_csv_header, explain_file
 from workers.uploads.values import check_cell

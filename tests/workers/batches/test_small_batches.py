@@ -9,7 +9,7 @@ import csv
 import io
 import itertools
 import re
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, date
 from decimal import Decimal
 from typing import Any
 
@@ -21,6 +21,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from tests.fixtures.batches import ingest
+from tests.fixtures.cells import CELLS, stamps
 from tests.fixtures.spark import RunJobs
 
 pytestmark = pytest.mark.spark
@@ -40,49 +41,6 @@ SCHEMA: list[dict[str, Any]] = [
 ]
 NAMES = [f["name"] for f in SCHEMA]
 _names = itertools.count()
-
-# CSV cells per column: mostly plain valid values, some Spark rejects, a few only Spark can
-# read exactly (those send the batch to Spark: parity by construction, still compared)
-BASE = datetime(2024, 3, 1)
-stamps = st.integers(0, 4 * 86_400_000_000).map(lambda us: BASE + timedelta(microseconds=us))
-CELLS: dict[str, st.SearchStrategy[str]] = {
-    "id": st.one_of(
-        st.integers(-(2**63), 2**63 - 1).map(str),
-        st.sampled_from(["", "9223372036854775808", "x1", "-"]),
-    ),
-    "b": st.sampled_from(["true", "False", "1", "0", "yes", "N", "t", "maybe", ""]),
-    "i": st.one_of(
-        st.integers(-(2**31), 2**31 - 1).map(str), st.sampled_from(["2147483648", "1.5", "a", ""])
-    ),
-    "f": st.one_of(
-        st.floats(width=32).map(repr),
-        st.sampled_from(["1e40", "-1e-50", "0.1", "NaN", "-inf", "x", "1.5f", ""]),
-    ),
-    "d": st.one_of(st.floats().map(repr), st.sampled_from(["Infinity", "nan", "1e", ""])),
-    "dec": st.one_of(
-        st.decimals(-(10**7), 10**7, places=3, allow_nan=False).map(str),
-        st.sampled_from(["1234567.995", "12345678", "0.005", "1e3", "abc", ""]),
-    ),
-    "day": st.one_of(
-        st.dates().map(str).filter(lambda s: len(s) == 10),
-        st.sampled_from(["2024-02-30", "2024-3-1", "never", ""]),
-    ),
-    "ts": st.one_of(
-        stamps.map(lambda t: t.isoformat(sep="T")),
-        stamps.map(lambda t: t.isoformat(sep=" ", timespec="seconds")),
-        st.sampled_from(["2024-03-02", "2024-03-01T25:00:00", "2024-03-01T10:00:00Z", "x", ""]),
-    ),
-    "tstz": st.one_of(
-        stamps.map(lambda t: t.isoformat(sep=" ", timespec="minutes")),
-        st.sampled_from(["2024-03-03", "2024-02-30 10:00", "2024-03-01T10:00+02:00", ""]),
-    ),
-    "s": st.text(st.characters(codec="utf-8", exclude_characters="\r\n\x00"), max_size=12),
-    "bin": st.one_of(
-        st.binary(max_size=8).map(lambda b: base64.b64encode(b).decode()),
-        st.sampled_from(["!!", ""]),
-    ),
-}
-
 
 VALID: dict[str, st.SearchStrategy[str]] = {
     "id": st.integers(-(2**63), 2**63 - 1).map(str),
