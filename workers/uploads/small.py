@@ -13,7 +13,6 @@ same.
 
 from __future__ import annotations
 
-import base64
 import csv
 import random
 import re
@@ -21,12 +20,9 @@ import time
 import uuid
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
-from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
-from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -55,16 +51,13 @@ from pyiceberg.transforms import (
 from app.lake import commit as lake_commit
 from app.lake.transaction import begin
 from app.lake.types import BATCH_COLUMN
+from workers.uploads.casts import REJECTED, NeedsSpark, cast_cell
 from workers.uploads.inputs import StagedFile
 from workers.uploads.outcome import IngestOutcome, explain_bad_files, file_level_errors
 
 FORMATS = ("csv", "parquet")
 UNSORTED_ORDER_ID = 0
 _ARROW_TRANSFORMS = (IdentityTransform, YearTransform, MonthTransform, DayTransform, HourTransform)
-
-
-class NeedsSpark(Exception):
-    """The input holds something only Spark can decide exactly: run the Spark job."""
 
 
 @dataclass
@@ -163,8 +156,8 @@ def _read_csv(path: Path, schema: Schema) -> tuple[pa.Table, int]:
         bad = False
         for f in schema.fields:
             position = columns.get(f.name)
-            value = None if position is None else _cast_text(f.field_type, cells[position])
-            if value is _BAD:
+            value = None if position is None else cast_cell(f.field_type, cells[position])
+            if value is REJECTED:
                 bad, value = True, None
             if value is None and f.required:
                 bad = True
@@ -179,125 +172,6 @@ def _read_csv(path: Path, schema: Schema) -> tuple[pa.Table, int]:
     ), 0
 
 
-class _Bad:
-    """A cell Spark's cast turns into null (a bad value)."""
-
-
-_BAD: Any = _Bad()
-_INT = re.compile(r"[+-]?[0-9]+")
-_FLOAT = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
-_DECIMAL = re.compile(r"[+-]?[0-9]{1,38}(?:\.[0-9]{1,38})?")
-_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
-_TIMESTAMP = re.compile(
-    r"[0-9]{4}-[0-9]{2}-[0-9]{2}(?:[ T][0-9]{2}:[0-9]{2}(?::[0-9]{2}(?:\.[0-9]{1,6})?)?)?"
-)
-_BASE64 = re.compile(r"(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?")
-_TRUE, _FALSE = {"t", "true", "y", "yes", "1"}, {"f", "false", "n", "no", "0"}
-_INT_RANGES: dict[type, int] = {ice.IntegerType: 2**31, ice.LongType: 2**63}
-_SPECIAL = {"inf": np.inf, "+inf": np.inf, "infinity": np.inf, "+infinity": np.inf}
-_SPECIAL |= {"-inf": -np.inf, "-infinity": -np.inf, "nan": np.nan}
-_JAVA_NAN = {"NaN", "+NaN", "-NaN", "Infinity", "+Infinity", "-Infinity"}
-_FLOAT32_OVERFLOW = Fraction(2**128 - 2**103)  # Float.parseFloat rounds to infinity from here
-
-
-def _cast_text(t: ice.IcebergType, cell: str) -> Any:
-    """A CSV cell as Spark's cast of the string reads it: a value, None (empty cell: null), or
-    _BAD (the cast gives null). Raises NeedsSpark where Spark's lenient parsing might differ."""
-    if cell == "":
-        return None
-    kind = type(t)
-    if kind is ice.StringType:
-        return cell
-    if cell[0] <= " " or cell[-1] <= " ":  # Spark trims these first; keep to the plain forms
-        raise NeedsSpark("a value with leading or trailing whitespace")
-    if kind is ice.BooleanType:
-        lowered = cell.lower() if cell.isascii() else ""
-        return True if lowered in _TRUE else False if lowered in _FALSE else _BAD
-    if kind in _INT_RANGES:
-        if _INT.fullmatch(cell):
-            number, bound = int(cell), _INT_RANGES[kind]
-            return number if -bound <= number < bound else _BAD
-        return _BAD  # "1.5" too: the Spark ingest takes whole numbers only (WHOLE_NUMBER)
-    if kind in (ice.FloatType, ice.DoubleType):
-        return _cast_float(cell, kind is ice.FloatType)
-    if isinstance(t, ice.DecimalType):
-        return _cast_decimal(t, cell)
-    if kind is ice.DateType:
-        if _DATE.fullmatch(cell) and not cell.startswith("0000"):
-            try:
-                return date.fromisoformat(cell)
-            except ValueError:
-                return _BAD
-        if cell[0] not in "+-0123456789":
-            return _BAD
-        raise NeedsSpark("a date in a form other than YYYY-MM-DD")
-    if kind in (ice.TimestampType, ice.TimestamptzType):
-        if _TIMESTAMP.fullmatch(cell) and not cell.startswith("0000"):
-            try:
-                parsed = datetime.fromisoformat(cell)
-            except ValueError:
-                return _BAD
-            return parsed.replace(tzinfo=UTC) if kind is ice.TimestamptzType else parsed
-        if cell[0] not in "+-0123456789":
-            return _BAD
-        raise NeedsSpark("a timestamp in a form other than YYYY-MM-DD[ T]HH:MM[:SS[.ffffff]]")
-    if kind is ice.BinaryType:
-        if len(cell) % 4 == 0 and _BASE64.fullmatch(cell):
-            return base64.b64decode(cell, validate=True)
-        raise NeedsSpark("binary text that is not plain padded base64")
-    raise NeedsSpark(f"a {t} column")
-
-
-def _cast_float(cell: str, single: bool) -> Any:
-    lowered = cell.lower()
-    if lowered in _SPECIAL:
-        return _SPECIAL[lowered]
-    if cell in _JAVA_NAN:  # java.lang.Double.parseDouble's own spellings
-        return np.nan if "NaN" in cell else -np.inf if cell[0] == "-" else np.inf
-    if not _FLOAT.fullmatch(cell):
-        if "nan" in lowered or "inf" in lowered or "0x" in lowered or lowered[-1] in "fd":
-            raise NeedsSpark("a number only Java's parser reads")
-        return _BAD
-    if not single:
-        return float(cell)
-    exact = Fraction(Decimal(cell))
-    if abs(exact) >= _FLOAT32_OVERFLOW:
-        return -np.inf if exact < 0 else np.inf
-    return float(_nearest_float32(exact, float(cell)))
-
-
-def _nearest_float32(exact: Fraction, approx: float) -> np.float32:
-    """The float32 nearest `exact` (ties to even), as Float.parseFloat rounds it: rounding the
-    double first can be one ulp off."""
-    with np.errstate(over="ignore", under="ignore"):
-        guess = np.float32(approx)
-        candidates = [
-            guess,
-            np.nextafter(guess, np.float32(-np.inf)),
-            np.nextafter(guess, np.float32(np.inf)),
-        ]
-    finite = [c for c in candidates if np.isfinite(c)]
-
-    def key(c: np.float32) -> tuple[Fraction, int]:
-        return abs(Fraction(float(c)) - exact), int(np.float32(c).view(np.uint32)) & 1
-
-    return min(finite, key=key)
-
-
-def _cast_decimal(t: ice.DecimalType, cell: str) -> Any:
-    if not _DECIMAL.fullmatch(cell):
-        if set(cell) <= set("0123456789+-.eE"):
-            raise NeedsSpark("a decimal only Java's BigDecimal reads")
-        return _BAD
-    try:  # Spark rounds half up to the scale, and gives null when the digits do not fit
-        value = Decimal(cell).quantize(Decimal(1).scaleb(-t.scale), rounding=ROUND_HALF_UP)
-    except InvalidOperation:
-        return _BAD
-    digits = len(value.as_tuple().digits)
-    return value if digits <= t.precision else _BAD
-
-
-# --- Parquet: Spark's reader, each column cast to the dataset's type ------------------------
 _REBASE_DAYS = (date(1582, 10, 15) - date(1970, 1, 1)).days
 _REBASE_MICROS = int((datetime(1900, 1, 1, tzinfo=UTC).timestamp()) * 1_000_000)
 

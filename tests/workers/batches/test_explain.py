@@ -31,7 +31,7 @@ from pyiceberg.types import (
 from tests.fixtures.cells import CELLS
 from tests.fixtures.explain import assert_errors
 from tests.fixtures.profile import budget
-from workers.uploads import small
+from workers.uploads import casts
 from workers.uploads.explain import RowError, check_csv_header, explain_file
 from workers.uploads.values import check_cell
 
@@ -358,7 +358,7 @@ def test_timestamp_formats(tmp_path: Path, text: str, ok: bool) -> None:
     assert [(e.field, e.value) for e in errors] == ([] if ok else [("seen_tz", text)])
 
 
-# every primitive type of the ingest, as the small path and the explanations take them
+# every primitive type of the ingest, as the casts and the explanations take them
 PRIMITIVES = {
     "b": BooleanType(),
     "i": IntegerType(),
@@ -386,8 +386,8 @@ def test_a_cell_is_explained_as_bad_exactly_when_the_ingest_rejects_it(
     cell = data.draw(st.one_of(CELLS[column], st.sampled_from(EDGES)), label="cell")
     t = PRIMITIVES[column]
     try:
-        value = small._cast_text(t, cell)
-    except small.NeedsSpark:
+        value = casts.cast_cell(t, cell)
+    except casts.NeedsSpark:
         assume(False)
     problems = check_cell(NestedField(1, column, t, required=False), cell)
-    assert bool(problems) == (value is small._BAD), (cell, t, value, problems)
+    assert bool(problems) == (value is casts.REJECTED), (cell, t, value, problems)
