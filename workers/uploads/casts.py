@@ -128,7 +128,8 @@ def _nearest_float32(exact: Fraction, approx: float) -> np.float32:
 
 def _cast_decimal(t: ice.DecimalType, cell: str) -> Any:
     if not _DECIMAL.fullmatch(cell):
-        if set(cell) <= set("0123456789+-.eE"):
+        if set(cell) <= set("0123456789+-.eE") or not cell.isascii():
+            # Java's BigDecimal also reads other scripts' digits ("\u0661" is 1)
             raise NeedsSpark("a decimal only Java's BigDecimal reads")
         return REJECTED
     try:  # Spark rounds half up to the scale, and gives null when the digits do not fit

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -391,3 +392,13 @@ def test_a_cell_is_explained_as_bad_exactly_when_the_ingest_rejects_it(
         assume(False)
     problems = check_cell(NestedField(1, column, t, required=False), cell)
     assert bool(problems) == (value is casts.REJECTED), (cell, t, value, problems)
+
+
+def test_a_decimal_in_another_script_s_digits_is_left_to_spark() -> None:
+    """Java's BigDecimal, under Spark's cast to a decimal, reads any script's digits
+    ("\u0661\u0662.5" is 12.5; checked against Spark 3.5): the small path sends such a cell to
+    Spark instead of rejecting it, so a small batch and a big one with it end alike."""
+    with pytest.raises(casts.NeedsSpark):
+        casts.cast_cell(DecimalType(9, 2), "\u0661\u0662.5")
+    assert casts.cast_cell(DecimalType(9, 2), "12.5") == Decimal("12.50")
+    assert casts.cast_cell(DecimalType(9, 2), "x1") is casts.REJECTED
