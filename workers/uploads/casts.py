@@ -34,7 +34,8 @@ _TIMESTAMP = re.compile(
     r"[0-9]{4}-[0-9]{2}-[0-9]{2}(?:[ T][0-9]{2}:[0-9]{2}(?::[0-9]{2}(?:\.[0-9]{1,6})?)?)?"
 )
 _BASE64 = re.compile(r"(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?")
-_TRUE, _FALSE = {"t", "true", "y", "yes", "1"}, {"f", "false", "n", "no", "0"}
+# Spark's cast of a string to a boolean (StringUtils.isTrueString / isFalseString), ASCII only
+TRUE_WORDS, FALSE_WORDS = {"t", "true", "y", "yes", "1"}, {"f", "false", "n", "no", "0"}
 _INT_RANGES: dict[type, int] = {ice.IntegerType: 2**31, ice.LongType: 2**63}
 _SPECIAL = {"inf": np.inf, "+inf": np.inf, "infinity": np.inf, "+infinity": np.inf}
 _SPECIAL |= {"-inf": -np.inf, "-infinity": -np.inf, "nan": np.nan}
@@ -54,7 +55,7 @@ def cast_cell(t: ice.IcebergType, cell: str) -> Any:
         raise NeedsSpark("a value with leading or trailing whitespace")
     if kind is ice.BooleanType:
         lowered = cell.lower() if cell.isascii() else ""
-        return True if lowered in _TRUE else False if lowered in _FALSE else REJECTED
+        return True if lowered in TRUE_WORDS else False if lowered in FALSE_WORDS else REJECTED
     if kind in _INT_RANGES:
         if _INT.fullmatch(cell):
             number, bound = int(cell), _INT_RANGES[kind]
@@ -132,12 +133,18 @@ def _cast_decimal(t: ice.DecimalType, cell: str) -> Any:
             # Java's BigDecimal also reads other scripts' digits ("\u0661" is 1)
             raise NeedsSpark("a decimal only Java's BigDecimal reads")
         return REJECTED
-    try:  # Spark rounds half up to the scale, and gives null when the digits do not fit
-        value = Decimal(cell).quantize(Decimal(1).scaleb(-t.scale), rounding=ROUND_HALF_UP)
-    except InvalidOperation:
-        return REJECTED
-    digits = len(value.as_tuple().digits)
-    return value if digits <= t.precision else REJECTED
+    value = spark_decimal(t, Decimal(cell))
+    return REJECTED if value is None else value
+
+
+def spark_decimal(t: ice.DecimalType, number: Decimal) -> Decimal | None:
+    """`number` as Spark keeps it in `t`: rounded half up to the scale; None (null) when the
+    digits do not fit."""
+    try:
+        value = number.quantize(Decimal(1).scaleb(-t.scale), rounding=ROUND_HALF_UP)
+    except InvalidOperation:  # more digits than the context holds
+        return None
+    return value if len(value.as_tuple().digits) <= t.precision else None
 
 
 # --- Parquet: Spark's reader, each column cast to the dataset's type ------------------------

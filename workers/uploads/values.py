@@ -11,10 +11,12 @@ import re
 from base64 import b64decode
 from collections.abc import Callable
 from datetime import date, datetime
-from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+from decimal import Decimal
 from functools import partial
 
 from pyiceberg import types as ice
+
+from workers.uploads.casts import FALSE_WORDS, TRUE_WORDS, spark_decimal
 
 MISSING = "required field is missing"
 
@@ -59,8 +61,7 @@ def _parses(parse: Callable[[str], object], text: str) -> bool:
 # type -> (is the text valid?, what was expected).
 _TEXT_RULES: dict[type, tuple[Callable[[str], object], str]] = {
     ice.BooleanType: (  # Spark's cast: StringUtils.isTrueString / isFalseString
-        lambda s: s.isascii()
-        and s.lower() in ("true", "t", "yes", "y", "1", "false", "f", "no", "n", "0"),
+        lambda s: s.isascii() and s.lower() in TRUE_WORDS | FALSE_WORDS,
         "true or false (or t, f, yes, no, y, n, 1, 0)",
     ),
     ice.FloatType: (_FLOAT_RE.fullmatch, "a number such as 1.5, -2e3 or NaN"),
@@ -187,11 +188,7 @@ def _range_error(t: ice.IcebergType, number: int, text: str) -> str | None:
 def _decimal_error(t: ice.DecimalType, number: Decimal, text: str) -> str | None:
     """As Spark reads a decimal (CSV cell, JSON number or string): rounded half up to the scale,
     then too many digits is bad."""
-    try:
-        rounded = number.quantize(Decimal(1).scaleb(-t.scale), rounding=ROUND_HALF_UP)
-    except InvalidOperation:  # more digits than the context holds
-        rounded = None
-    if rounded is not None and len(rounded.as_tuple().digits) <= t.precision:
+    if spark_decimal(t, number) is not None:
         return None
     return (
         f"{_quote(text)} does not fit {t}: expected at most {t.precision - t.scale} digits before "
