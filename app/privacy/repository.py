@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 from sqlalchemy import Row, func, select
@@ -34,17 +34,18 @@ def privacy_jobs_page(session: Session, org: str, offset: int, limit: int) -> Se
     return session.scalars(query.offset(offset).limit(limit)).all()
 
 
-def by_privacy_job(session: Session, privacy_job_id: str) -> list[Restatement]:
-    """The privacy job's restatements (one per dataset), oldest first."""
-    query = select(Restatement).where(Restatement.privacy_job_id == privacy_job_id)
-    return list(session.scalars(query.order_by(Restatement.created_at)).all())
-
-
-def jobs_by_id(session: Session, job_ids: Iterable[str | None]) -> dict[str, Job]:
-    """The jobs of `job_ids` that exist, by id."""
-    ids = [job_id for job_id in job_ids if job_id is not None]
-    rows: Sequence[Job] = session.scalars(select(Job).where(Job.id.in_(ids))).all()
-    return {job.id: job for job in rows}
+def parts_with_jobs(session: Session, privacy_job_id: str) -> list[tuple[Restatement, Job | None]]:
+    """The privacy job's restatements (one per dataset), oldest first, each with its job, read
+    in one statement: a restatement's record (its rows hidden) and its job's end commit
+    together, and two statements could see them apart (the job ended, the part not yet
+    recorded: a status `complete` with nothing hidden)."""
+    query = (
+        select(Restatement, Job)
+        .outerjoin(Job, Job.id == Restatement.job_id)
+        .where(Restatement.privacy_job_id == privacy_job_id)
+        .order_by(Restatement.created_at)
+    )
+    return [(part, job) for part, job in session.execute(query).tuples()]
 
 
 def gdpr_in_force(session: Session, dataset_id: str, after: int = 0) -> list[Row[Any]]:

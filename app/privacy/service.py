@@ -99,10 +99,9 @@ def submit_privacy_job(
 
 def privacy_job_out(session: Session, job: PrivacyJob) -> PrivacyJobOut:
     """The privacy job's status: each dataset's from its restatement and job, then overall."""
-    parts = repository.by_privacy_job(session, job.id)
-    return describe_privacy_job(
-        job, parts, repository.jobs_by_id(session, (p.job_id for p in parts))
-    )
+    found = repository.parts_with_jobs(session, job.id)
+    job_rows = {job_row.id: job_row for _, job_row in found if job_row is not None}
+    return describe_privacy_job(job, [part for part, _ in found], job_rows)
 
 
 def describe_privacy_job(
