@@ -2,19 +2,23 @@
 casts under `spark.sql.ansi.enabled=false`, session time zone UTC, and the ingest's own checks,
 such as whole numbers only for an integer), for the small path (`workers.uploads.small`): the
 value, None (an empty cell), REJECTED (a bad row), or NeedsSpark where only Spark's own parsing
-can say (a value between blanks, a date in another form, a decimal in exponent notation, ...)."""
+can say (a value between blanks, a timestamp with a zone name, a decimal in exponent notation,
+...). Dates and timestamps: `workers.uploads.spark_datetime`."""
 
 from __future__ import annotations
 
 import base64
 import re
-from datetime import UTC, date, datetime
+from collections.abc import Callable
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from fractions import Fraction
+from functools import partial
 from typing import Any
 
 import numpy as np
 from pyiceberg import types as ice
+
+from workers.uploads.spark_datetime import Undecided, spark_date, spark_timestamp
 
 
 class NeedsSpark(Exception):
@@ -29,10 +33,6 @@ REJECTED: Any = _Rejected()
 _INT = re.compile(r"[+-]?[0-9]+")
 _FLOAT = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 _DECIMAL = re.compile(r"[+-]?[0-9]{1,38}(?:\.[0-9]{1,38})?")
-_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
-_TIMESTAMP = re.compile(
-    r"[0-9]{4}-[0-9]{2}-[0-9]{2}(?:[ T][0-9]{2}:[0-9]{2}(?::[0-9]{2}(?:\.[0-9]{1,6})?)?)?"
-)
 _BASE64 = re.compile(r"(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?")
 # Spark's cast of a string to a boolean (StringUtils.isTrueString / isFalseString), ASCII only
 TRUE_WORDS, FALSE_WORDS = {"t", "true", "y", "yes", "1"}, {"f", "false", "n", "no", "0"}
@@ -51,6 +51,10 @@ def cast_cell(t: ice.IcebergType, cell: str) -> Any:
     kind = type(t)
     if kind is ice.StringType:
         return cell
+    if kind is ice.DateType:
+        return _cast_datetime(spark_date, cell)
+    if kind in (ice.TimestampType, ice.TimestamptzType):
+        return _cast_datetime(partial(spark_timestamp, with_zone=kind is ice.TimestamptzType), cell)
     if cell[0] <= " " or cell[-1] <= " ":  # Spark trims these first; keep to the plain forms
         raise NeedsSpark("a value with leading or trailing whitespace")
     if kind is ice.BooleanType:
@@ -65,30 +69,19 @@ def cast_cell(t: ice.IcebergType, cell: str) -> Any:
         return _cast_float(cell, kind is ice.FloatType)
     if isinstance(t, ice.DecimalType):
         return _cast_decimal(t, cell)
-    if kind is ice.DateType:
-        if _DATE.fullmatch(cell) and not cell.startswith("0000"):
-            try:
-                return date.fromisoformat(cell)
-            except ValueError:
-                return REJECTED
-        if cell[0] not in "+-0123456789":
-            return REJECTED
-        raise NeedsSpark("a date in a form other than YYYY-MM-DD")
-    if kind in (ice.TimestampType, ice.TimestamptzType):
-        if _TIMESTAMP.fullmatch(cell) and not cell.startswith("0000"):
-            try:
-                parsed = datetime.fromisoformat(cell)
-            except ValueError:
-                return REJECTED
-            return parsed.replace(tzinfo=UTC) if kind is ice.TimestamptzType else parsed
-        if cell[0] not in "+-0123456789":
-            return REJECTED
-        raise NeedsSpark("a timestamp in a form other than YYYY-MM-DD[ T]HH:MM[:SS[.ffffff]]")
     if kind is ice.BinaryType:
         if len(cell) % 4 == 0 and _BASE64.fullmatch(cell):
             return base64.b64decode(cell, validate=True)
         raise NeedsSpark("binary text that is not plain padded base64")
     raise NeedsSpark(f"a {t} column")
+
+
+def _cast_datetime(read: Callable[[str], Any], cell: str) -> Any:
+    try:
+        value = read(cell)
+    except Undecided as exc:
+        raise NeedsSpark(str(exc)) from None
+    return REJECTED if value is None else value
 
 
 def _cast_float(cell: str, single: bool) -> Any:

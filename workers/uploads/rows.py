@@ -36,7 +36,7 @@ def _bad_cast(raw: Column, typed: Column) -> Column:
     return raw.isNotNull() & (F.length(raw) > 0) & typed.isNull()
 
 
-def _typed_csv_column(field_: NestedField) -> tuple[Column, Column]:
+def typed_csv_column(field_: NestedField) -> tuple[Column, Column]:
     """(typed value, is-bad flag) of a CSV string cell for one top-level field."""
     raw = F.col(f"`{field_.name}`")
     ftype = field_.field_type
@@ -99,7 +99,7 @@ def _read_csv(
         if f.name not in present:
             columns.append(F.lit(None).cast(spark_type(f.field_type, lenient=True)).alias(f.name))
             continue
-        typed, bad = _typed_csv_column(f)
+        typed, bad = typed_csv_column(f)
         columns.append(typed.alias(f.name))
         flags.append(bad)
     return frame.select(*columns, _any(flags).alias(BAD), F.col(FILE))

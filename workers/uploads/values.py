@@ -13,10 +13,12 @@ from collections.abc import Callable
 from datetime import date, datetime
 from decimal import Decimal
 from functools import partial
+from typing import Any
 
 from pyiceberg import types as ice
 
 from workers.uploads.casts import FALSE_WORDS, TRUE_WORDS, spark_decimal
+from workers.uploads.spark_datetime import Undecided, spark_date, spark_timestamp
 
 MISSING = "required field is missing"
 
@@ -24,7 +26,9 @@ Problem = tuple[str, str | None, str]  # (field path, offending raw value, reaso
 
 _NUMBER = r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
 _INT_RE = re.compile(r"[+-]?[0-9]+")
-_FLOAT_RE = re.compile(rf"{_NUMBER}|[+-]?(?:nan|inf|infinity)", re.IGNORECASE)
+_HEX_FLOAT = r"[+-]?0x(?:[0-9a-f]+\.?|[0-9a-f]*\.[0-9a-f]+)p[+-]?[0-9]+"
+# Java's Double.parseDouble reads a type suffix (1.5f, 2d) and hexadecimal floats (0x1.8p1)
+_FLOAT_RE = re.compile(rf"(?:{_NUMBER}|{_HEX_FLOAT})[fd]?|[+-]?(?:nan|inf|infinity)", re.IGNORECASE)
 _DECIMAL_RE = re.compile(_NUMBER)
 _DATE_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 _TIMESTAMP_RE = re.compile(  # a date alone is its midnight, as Spark's cast reads it
@@ -77,12 +81,27 @@ _TEXT_RULES: dict[type, tuple[Callable[[str], object], str]] = {
     ice.BinaryType: (partial(_parses, partial(b64decode, validate=True)), "base64-encoded bytes"),
 }
 _TEXT_RULES[ice.TimestamptzType] = _TEXT_RULES[ice.TimestampType]
+# A CSV cell is cast by Spark, which reads more forms than JSON's (`spark_datetime`)
+_CSV_DATETIMES: dict[type, tuple[Callable[[str], Any], str]] = {
+    ice.DateType: (spark_date, "a date as YYYY-MM-DD"),
+    ice.TimestampType: (
+        partial(spark_timestamp, with_zone=False),
+        "a timestamp as YYYY-MM-DD[ HH[:MM[:SS[.ffffff]]]] (a zone, Z or ±HH:MM, after seconds)",
+    ),
+    ice.TimestamptzType: (
+        partial(spark_timestamp, with_zone=True),
+        "a timestamp as YYYY-MM-DD[ HH[:MM[:SS[.ffffff]]]] (a zone, Z or ±HH:MM, after seconds)",
+    ),
+}
 
 
 def check_cell(f: ice.NestedField, cell: str) -> list[Problem]:
     """A CSV cell: empty is null; nested types are JSON text, checked with the JSON rules."""
     if cell == "":
         return [(f.name, None, MISSING)] if f.required else []
+    if type(f.field_type) in _CSV_DATETIMES:
+        reason = _csv_datetime_error(f.field_type, cell)
+        return [] if reason is None else [(f.name, cell, reason)]
     if type(f.field_type) not in _NESTED:
         text = cell if type(f.field_type) is ice.BinaryType else cell.strip(_BLANKS)
         reason = _text_error(f.field_type, text)
@@ -95,6 +114,18 @@ def check_cell(f: ice.NestedField, cell: str) -> list[Problem]:
     problems: list[Problem] = []
     check_value(f.field_type, value, f.name, missing_reason(f), problems)
     return problems
+
+
+def _csv_datetime_error(t: ice.IcebergType, cell: str) -> str | None:
+    """Why Spark's cast rejects a date or timestamp cell; None when it reads it, or when only
+    Spark can say (the row is then not listed: the job's count of bad rows still holds it)."""
+    read, expected = _CSV_DATETIMES[type(t)]
+    try:
+        if read(cell) is not None:
+            return None
+    except Undecided:
+        return None
+    return f"cannot parse {_quote(cell.strip(_BLANKS))} as {t}: expected {expected}"
 
 
 def missing_reason(f: ice.NestedField) -> str | None:
