@@ -97,7 +97,10 @@ def spark_timestamp(cell: str, with_zone: bool) -> datetime | None:
         return None
     micros = int((fraction or "")[:6].ljust(6, "0"))
     local = datetime(moment.year, moment.month, moment.day, hours, minutes, seconds, micros)
-    offset = _offset(zone or "")
+    try:
+        offset = _offset(zone or "")
+    except ValueError:  # an offset Java's ZoneOffset refuses: the cast gives null
+        return None
     if not with_zone:
         return local
     at = local.replace(tzinfo=offset or UTC)
@@ -108,8 +111,9 @@ def spark_timestamp(cell: str, with_zone: bool) -> datetime | None:
 
 
 def _offset(zone: str) -> timezone | None:
-    """The zone written after the seconds: None for none; Undecided for a form other than `Z`
-    or `±hh:mm` (Java's ZoneId reads many: `UTC`, `+2`, `GMT+1`, region names)."""
+    """The zone written after the seconds: None for none; ValueError for an offset beyond
+    ±18:00 or with minutes past 59 (Java's ZoneOffset refuses them); Undecided for a form
+    other than `Z` or `±hh:mm` (Java's ZoneId reads many: `UTC`, `+2`, `GMT+1`, regions)."""
     if zone == "":
         return None
     if zone == "Z":
@@ -119,6 +123,6 @@ def _offset(zone: str) -> timezone | None:
         raise Undecided(f"the zone {zone!r}")
     sign, hours, minutes = found.groups()
     if int(minutes) > 59 or int(hours) * 60 + int(minutes) > 18 * 60:
-        raise Undecided(f"the zone {zone!r}, beyond what an offset holds")
+        raise ValueError(f"the offset {zone!r}")
     delta = timedelta(hours=int(hours), minutes=int(minutes))
     return timezone(-delta if sign == "-" else delta)
