@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import re
+import unicodedata
 from collections.abc import Callable
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from fractions import Fraction
@@ -74,6 +75,35 @@ def cast_cell(t: ice.IcebergType, cell: str) -> Any:
             return base64.b64decode(cell, validate=True)
         raise NeedsSpark("binary text that is not plain padded base64")
     raise NeedsSpark(f"a {t} column")
+
+
+_ALPHABET = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
+_JAVA_SPACE_CONTROLS = frozenset("\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f")
+
+
+def _java_whitespace(char: str) -> bool:
+    """Java's Character.isWhitespace."""
+    if char in _JAVA_SPACE_CONTROLS:
+        return True
+    return unicodedata.category(char) in ("Zs", "Zl", "Zp") and char not in "\xa0\u2007\u202f"
+
+
+def base64_cast_fails(cell: str) -> bool:
+    """Whether the Spark ingest's `try_to_binary(cell, 'base64')` is null: Spark takes Java
+    whitespace anywhere before the padding, the base64 alphabet, a last unit of two or three
+    characters (never one), and one or two `=` after a last unit of three or two, ending the
+    text (checked against Spark 3.5 by tests/workers/batches/test_spark_casts.py)."""
+    units = padding = 0
+    for char in cell:
+        if char == "=":
+            padding += 1
+        elif padding:
+            return True
+        elif char in _ALPHABET:
+            units = (units + 1) % 4
+        elif not _java_whitespace(char):
+            return True
+    return (units, padding) not in ((0, 0), (2, 0), (3, 0), (2, 2), (3, 1))
 
 
 def _cast_datetime(read: Callable[[str], Any], cell: str) -> Any:

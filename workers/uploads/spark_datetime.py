@@ -19,7 +19,7 @@ Decided here: texts of ASCII characters whose year Python's `datetime` holds (1-
 zone, if any, is `Z` or `±hh:mm`. `Undecided`: a zone of another form, a time with no date for a
 `timestamptz` (the cast takes today's; a `timestamp` is null), a year outside 1-9999 that makes
 a real date, any other character (Spark's trimming of them is its own). Held to Spark's own
-cast by tests/workers/batches/test_spark_datetimes.py.
+cast by tests/workers/batches/test_spark_casts.py.
 """
 
 from __future__ import annotations

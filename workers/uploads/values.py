@@ -17,7 +17,7 @@ from typing import Any
 
 from pyiceberg import types as ice
 
-from workers.uploads.casts import FALSE_WORDS, TRUE_WORDS, spark_decimal
+from workers.uploads.casts import FALSE_WORDS, TRUE_WORDS, base64_cast_fails, spark_decimal
 from workers.uploads.spark_datetime import Undecided, spark_date, spark_timestamp
 
 MISSING = "required field is missing"
@@ -99,6 +99,11 @@ def check_cell(f: ice.NestedField, cell: str) -> list[Problem]:
     """A CSV cell: empty is null; nested types are JSON text, checked with the JSON rules."""
     if cell == "":
         return [(f.name, None, MISSING)] if f.required else []
+    if type(f.field_type) is ice.BinaryType:  # Spark's lenient base64 (`base64_cast_fails`)
+        if not base64_cast_fails(cell):
+            return []
+        expected = "expected base64-encoded bytes"
+        return [(f.name, cell, f"cannot parse {_quote(cell)} as binary: {expected}")]
     if type(f.field_type) in _CSV_DATETIMES:
         reason = _csv_datetime_error(f.field_type, cell)
         return [] if reason is None else [(f.name, cell, reason)]

@@ -1,7 +1,8 @@
 """CSV dates and timestamps read as the Spark ingest's own cast reads them: wherever
 `workers.uploads.spark_datetime` decides a cell (the small path writes that value without
 Spark), it is Spark's value, or Spark's null; and a failed batch's row explanations never call
-bad a date, a timestamp or a number that Spark read."""
+bad a date, a timestamp or a number that Spark read, and call a binary cell bad exactly when
+Spark's base64 cannot read it."""
 
 from __future__ import annotations
 
@@ -190,3 +191,28 @@ def test_a_number_java_reads_is_never_explained_as_bad(spark: Any, column: list[
         for cell, row in zip(column, rows, strict=True):
             explained = check_cell(field, cell)
             assert not explained or row["bad"], (str(t), cell, explained)
+
+
+@budget(2)
+@given(
+    st.lists(
+        st.text("ABab09+/====!x -\u00e9\u4e2d\u3000\u00a0\t", max_size=10),
+        min_size=300,
+        max_size=300,
+    )
+)
+def test_a_binary_cell_is_explained_as_bad_exactly_when_spark_cannot_read_it(
+    spark: Any, column: list[str]
+) -> None:
+    from pyiceberg.types import BinaryType
+
+    from workers.uploads.rows import typed_csv_column
+
+    column = [c for c in column if c]
+    frame = spark.createDataFrame(list(enumerate(column)), "i long, cell string")
+    typed, bad = typed_csv_column(NestedField(1, "cell", BinaryType(), required=False))
+    rows = frame.select("i", bad.alias("bad")).orderBy("i").collect()
+    field = NestedField(1, "bin", BinaryType(), required=False)
+    for cell, row in zip(column, rows, strict=True):
+        assert casts.base64_cast_fails(cell) == row["bad"], cell
+        assert bool(check_cell(field, cell)) == row["bad"], cell
