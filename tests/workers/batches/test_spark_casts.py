@@ -6,6 +6,7 @@ Spark's base64 cannot read it."""
 
 from __future__ import annotations
 
+import base64
 from datetime import UTC, date, datetime
 from typing import Any
 
@@ -193,14 +194,28 @@ def test_a_number_java_reads_is_never_explained_as_bad(spark: Any, column: list[
             assert not explained or row["bad"], (str(t), cell, explained)
 
 
-@budget(2)
-@given(
-    st.lists(
-        st.text("ABab09+/====!x -\u00e9\u4e2d\u3000\u00a0\t", max_size=10),
-        min_size=300,
-        max_size=300,
-    )
+def spoiled(data: bytes, at: int, junk: str) -> str:
+    """Base64 text with `junk` put in at `at` (a blank, a character outside the alphabet, ...)."""
+    text = base64.b64encode(data).decode()
+    at %= len(text) + 1
+    return text[:at] + junk + text[at:]
+
+
+base64_cells = st.one_of(
+    st.text("ABab09+/====!x -\u00e9\u4e2d\u3000\u00a0\t", min_size=1, max_size=10),
+    st.binary(max_size=7).map(lambda b: base64.b64encode(b).decode()),
+    st.binary(min_size=1, max_size=7).map(lambda b: base64.b64encode(b).decode().rstrip("=")),
+    st.builds(
+        spoiled,
+        st.binary(min_size=1, max_size=7),
+        st.integers(0, 12),
+        st.sampled_from([" ", "\t", "\u3000", "\u00a0", "!", "=", "A", "==", "\u00e9"]),
+    ),
 )
+
+
+@budget(2)
+@given(st.lists(base64_cells, min_size=300, max_size=300))
 def test_a_binary_cell_is_explained_as_bad_exactly_when_spark_cannot_read_it(
     spark: Any, column: list[str]
 ) -> None:
@@ -208,7 +223,6 @@ def test_a_binary_cell_is_explained_as_bad_exactly_when_spark_cannot_read_it(
 
     from workers.uploads.rows import typed_csv_column
 
-    column = [c for c in column if c]
     frame = spark.createDataFrame(list(enumerate(column)), "i long, cell string")
     typed, bad = typed_csv_column(NestedField(1, "cell", BinaryType(), required=False))
     rows = frame.select("i", bad.alias("bad")).orderBy("i").collect()
