@@ -27,8 +27,9 @@ from __future__ import annotations
 import re
 from datetime import UTC, date, datetime, timedelta, timezone
 
-# Spark trims the characters up to a space; 0x7f and non-ASCII are left to Spark
-_BLANKS = "".join(map(chr, range(33)))
+# Spark's casts trim the characters up to a space from a cell's ends (UTF8String.trimAll); 0x7f
+# and non-ASCII are left to Spark here
+BLANKS = "".join(map(chr, range(33)))
 _DATE = re.compile(r"([+-]?)([0-9]{4,7})(?:-([0-9]{1,2})(?:-([0-9]{1,2})(?:[ T].*)?)?)?", re.S)
 _TIMESTAMP = re.compile(
     r"([+-]?)([0-9]{4,6})(?:-([0-9]{1,2})(?:-([0-9]{1,2})"
@@ -44,7 +45,7 @@ class Undecided(Exception):
 
 
 def _text(cell: str) -> str:
-    text = cell.strip(_BLANKS)
+    text = cell.strip(BLANKS)
     if not text.isascii() or "\x7f" in text:
         raise Undecided("a character Spark's trimming and parsing treat their own way")
     return text

@@ -18,7 +18,7 @@ from typing import Any
 from pyiceberg import types as ice
 
 from workers.uploads.casts import FALSE_WORDS, TRUE_WORDS, base64_cast_fails, spark_decimal
-from workers.uploads.spark_datetime import Undecided, spark_date, spark_timestamp
+from workers.uploads.spark_datetime import BLANKS, Undecided, spark_date, spark_timestamp
 
 MISSING = "required field is missing"
 
@@ -35,8 +35,6 @@ _TIMESTAMP_RE = re.compile(  # a date alone is its midnight, as Spark's cast rea
     r"[0-9]{4}-[0-9]{2}-[0-9]{2}(?:[ T][0-9]{2}:[0-9]{2}(?::[0-9]{2}(?:\.[0-9]{1,6})?)?"
     r"(?:Z|[+-][0-9]{2}(?::?[0-9]{2})?)?)?"
 )
-# Spark's casts trim the characters up to a space from a cell's ends (not base64's)
-_BLANKS = "".join(map(chr, range(33)))
 # Types are dispatched with `type(t) in ...`: `isinstance` on pyiceberg's (pydantic) types is
 # slow enough to double the time spent on a file of a million cells.
 _NESTED = (ice.StructType, ice.ListType, ice.MapType)
@@ -82,16 +80,13 @@ _TEXT_RULES: dict[type, tuple[Callable[[str], object], str]] = {
 }
 _TEXT_RULES[ice.TimestamptzType] = _TEXT_RULES[ice.TimestampType]
 # A CSV cell is cast by Spark, which reads more forms than JSON's (`spark_datetime`)
+_CSV_TIMESTAMP = (
+    "a timestamp as YYYY-MM-DD[ HH[:MM[:SS[.ffffff]]]] (a zone, Z or ±HH:MM, after seconds)"
+)
 _CSV_DATETIMES: dict[type, tuple[Callable[[str], Any], str]] = {
     ice.DateType: (spark_date, "a date as YYYY-MM-DD"),
-    ice.TimestampType: (
-        partial(spark_timestamp, with_zone=False),
-        "a timestamp as YYYY-MM-DD[ HH[:MM[:SS[.ffffff]]]] (a zone, Z or ±HH:MM, after seconds)",
-    ),
-    ice.TimestamptzType: (
-        partial(spark_timestamp, with_zone=True),
-        "a timestamp as YYYY-MM-DD[ HH[:MM[:SS[.ffffff]]]] (a zone, Z or ±HH:MM, after seconds)",
-    ),
+    ice.TimestampType: (partial(spark_timestamp, with_zone=False), _CSV_TIMESTAMP),
+    ice.TimestamptzType: (partial(spark_timestamp, with_zone=True), _CSV_TIMESTAMP),
 }
 
 
@@ -108,7 +103,7 @@ def check_cell(f: ice.NestedField, cell: str) -> list[Problem]:
         reason = _csv_datetime_error(f.field_type, cell)
         return [] if reason is None else [(f.name, cell, reason)]
     if type(f.field_type) not in _NESTED:
-        text = cell if type(f.field_type) is ice.BinaryType else cell.strip(_BLANKS)
+        text = cell if type(f.field_type) is ice.BinaryType else cell.strip(BLANKS)
         reason = _text_error(f.field_type, text)
         return [] if reason is None else [(f.name, cell, reason)]
     try:
@@ -130,7 +125,7 @@ def _csv_datetime_error(t: ice.IcebergType, cell: str) -> str | None:
             return None
     except Undecided:
         return None
-    return f"cannot parse {_quote(cell.strip(_BLANKS))} as {t}: expected {expected}"
+    return f"cannot parse {_quote(cell.strip(BLANKS))} as {t}: expected {expected}"
 
 
 def missing_reason(f: ice.NestedField) -> str | None:
