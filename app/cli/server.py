@@ -258,6 +258,22 @@ def worker_priority() -> None:
     current = os.nice(0)
     if wanted > current:
         os.nice(wanted - current)
+    if os.getsid(0) == os.getpid():
+        session_priority(wanted)
+
+
+def session_priority(wanted: int) -> None:
+    """Lower the CPU share of this process's session to `wanted` (never raise it). Linux shares
+    the CPU between sessions first (autogroup, on by default) and by nice only within one, so a
+    worker leading its own session (a supervisor's, systemd's, `setsid`) would otherwise get as
+    much CPU as the API's session however nice it is. No-op where the kernel has no autogroup."""
+    path = Path("/proc/self/autogroup")  # "/autogroup-42 nice 0"
+    try:
+        current = int(path.read_text().split()[-1])
+        if wanted > current:
+            path.write_text(f"{wanted}\n")
+    except (OSError, ValueError, IndexError):
+        return
 
 
 @cli.command()

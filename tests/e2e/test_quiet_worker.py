@@ -38,6 +38,10 @@ def test_an_idle_worker_logs_no_periodic_pass(tmp_path: Path) -> None:
         # the worker yields the CPU to an API on the same host (ICEBATCH_WORKER_NICE, 10)
         worker_pid = service.processes["worker"].pid
         assert os.getpriority(os.PRIO_PROCESS, worker_pid) == max(10, os.nice(0))
+        # it leads its own session (as under a supervisor): the session's share is lowered too
+        group = Path(f"/proc/{worker_pid}/autogroup")
+        if group.exists():
+            assert group.read_text().split()[-1] == "10"
         time.sleep(IDLE_SECONDS)
         idle = service.log("worker").splitlines()[at_ready:]
     finally:
