@@ -29,13 +29,14 @@ def test_an_idle_worker_logs_no_periodic_pass(tmp_path: Path) -> None:
         **embedded_env(),
         "ICEBATCH_CDC_SCHEDULE_SECONDS": "0.2",  # 10 CDC passes in the idle window
         "ICEBATCH_SCHEDULER_SECONDS": "1",
+        "ICEBATCH_WORKER_NICE": "10",  # the default, which the other tests' workers leave
     }
     service = Service(env, tmp_path)
     try:
         service.start_worker(args=("--beat",))
         wait_for(lambda: " ready." in service.log("worker"), 60, "the worker")
         at_ready = len(service.log("worker").splitlines())
-        # the worker yields the CPU to an API on the same host (ICEBATCH_WORKER_NICE, 10)
+        # the worker yields the CPU to an API on the same host
         worker_pid = service.processes["worker"].pid
         assert os.getpriority(os.PRIO_PROCESS, worker_pid) == max(10, os.nice(0))
         # it leads its own session (as under a supervisor): the session's share is lowered too
