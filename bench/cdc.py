@@ -27,6 +27,11 @@ before anything is timed (JSON lines, ~150-250 bytes each).
    ratio is plain seconds / the processor's MERGE step seconds (goal >= 0.7), and the whole
    run's seconds are printed beside it.
 
+`--accept-only`: phase 1, then the sustained phase's events posted as fast as each tenant's
+client goes with the workers stopped (changes of rows phase 1 created); each phase prints the
+CPU it took per event in the API's processes and in PostgreSQL's (every process of the server:
+run it with nothing else using the server).
+
 `--debezium`: the same, as Debezium's PostgreSQL connector would send it through Debezium
 Server's HTTP sink: each event a change event value (a PATCH becomes an update carrying the
 row's whole new image; event times follow the log, no late ones), posted to
@@ -52,6 +57,7 @@ from typing import Any
 import httpx
 import psycopg
 
+from bench import cpu
 from bench.common import ICEBATCH, Procs, free_port, machine_line, start, stop, wait_for, work_dir
 
 PG = "postgresql://postgres@127.0.0.1:5432"
@@ -204,6 +210,37 @@ def in_threads(work: dict[Tenant, Any]) -> None:
         raise errors[0]
 
 
+def accept_changes(
+    tenants: list[Tenant], streams: dict[Tenant, list[list[bytes]]], meter: cpu.Meter
+) -> None:
+    """The sustained phase's events posted as fast as each tenant's client goes (one request at
+    a time, as a sink does), workers stopped: changes of rows the accept phase created."""
+    requests: list[float] = []
+    accepted: list[int] = []
+    lock = threading.Lock()
+
+    def offer(t: Tenant) -> None:
+        for bodies in streams[t]:
+            for body in bodies:
+                sent = time.monotonic()
+                answer = t.post(body)
+                with lock:
+                    requests.append(time.monotonic() - sent)
+                    accepted.append(answer["accepted"])
+
+    meter.reset()
+    started = time.monotonic()
+    in_threads(dict.fromkeys(tenants, offer))
+    took = time.monotonic() - started
+    changes = sum(accepted)
+    p50, p99 = (percentile(requests, q) * 1000 for q in (0.5, 0.99))
+    print(
+        f"changes: {changes:,} events in {took:.1f} s = {changes / took:,.0f} events/s; "
+        f"round trip p50 {p50:.0f} ms, p99 {p99:.0f} ms; "
+        f"CPU per event: {cpu.per_event(meter.used(), changes)}"
+    )
+
+
 def drained(tenants: list[Tenant], procs: Procs, timeout: float) -> float:
     started = time.monotonic()
     wait_for(
@@ -329,12 +366,18 @@ def run(args: argparse.Namespace, env: dict[str, str], work: Path, procs: Procs)
         t.client.put("/v1/cdc/config", json=config).raise_for_status()
 
     # 1. accept, workers stopped
+    api_pid = procs[-1].pid
+    meter = cpu.Meter({"API": lambda: cpu.tree(api_pid), "PostgreSQL": cpu.postgres})
     started = time.monotonic()
     in_threads({t: lambda t: [t.post(b) for b in creation[t]] for t in tenants})
     accept_s = time.monotonic() - started
     created = sum(t.entities for t in tenants)
-    print(f"accept: {created:,} events in {accept_s:.1f} s = {created / accept_s:,.0f} events/s")
+    print(
+        f"accept: {created:,} events in {accept_s:.1f} s = {created / accept_s:,.0f} events/s; "
+        f"CPU per event: {cpu.per_event(meter.used(), created)}"
+    )
     if args.accept_only:
+        accept_changes(tenants, streams, meter)
         return
 
     # 2. drain the creation backlog

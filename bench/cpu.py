@@ -1,0 +1,85 @@
+"""CPU time of processes, read from Linux's /proc: a benchmark's own process trees and the
+PostgreSQL server's processes, to print the CPU a phase took per event. PostgreSQL's figure
+counts every process of the server (its backends, WAL writer, checkpointer, autovacuum), so it is
+the run's only while nothing else uses the server."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+TICK = os.sysconf("SC_CLK_TCK")
+PROC = Path("/proc")
+
+
+def cpu_seconds(pid: int) -> float | None:
+    """The user and system CPU seconds of `pid` (its threads included); None once it is gone."""
+    try:
+        stat = (PROC / str(pid) / "stat").read_text()
+    except OSError:
+        return None
+    fields = stat.rsplit(")", 1)[1].split()  # from the state on: utime, stime are 12th, 13th
+    return (int(fields[11]) + int(fields[12])) / TICK
+
+
+def tree(pid: int) -> list[int]:
+    """`pid` and its descendants."""
+    found, todo = [], [pid]
+    while todo:
+        current = todo.pop()
+        found.append(current)
+        for task in (PROC / str(current) / "task").glob("*/children"):
+            try:
+                todo.extend(int(child) for child in task.read_text().split())
+            except OSError:
+                continue
+    return found
+
+
+def postgres() -> list[int]:
+    """Every process named `postgres` (the server and its backends)."""
+    pids = []
+    for entry in PROC.iterdir():
+        if entry.name.isdigit():
+            try:
+                if (entry / "comm").read_text().strip() == "postgres":
+                    pids.append(int(entry.name))
+            except OSError:
+                continue
+    return pids
+
+
+class Meter:
+    """CPU seconds of named groups of processes since the meter started (or was reset). A
+    process that exits between two readings loses what it used since the first."""
+
+    def __init__(self, groups: dict[str, Callable[[], list[int]]]) -> None:
+        self.groups = groups
+        self.start = self._read()
+
+    def _read(self) -> dict[str, dict[int, float]]:
+        readings: dict[str, dict[int, float]] = {}
+        for name, pids in self.groups.items():
+            readings[name] = {}
+            for pid in pids():
+                seconds = cpu_seconds(pid)
+                if seconds is not None:
+                    readings[name][pid] = seconds
+        return readings
+
+    def reset(self) -> None:
+        self.start = self._read()
+
+    def used(self) -> dict[str, float]:
+        """CPU seconds of each group since the start; a process new since then counts whole."""
+        now = self._read()
+        return {
+            name: sum(s - self.start[name].get(pid, 0.0) for pid, s in now[name].items())
+            for name in self.groups
+        }
+
+
+def per_event(used: dict[str, float], events: int) -> str:
+    """`API 61 us, PostgreSQL 40 us` per event."""
+    return ", ".join(f"{name} {seconds / events * 1e6:,.0f} us" for name, seconds in used.items())
