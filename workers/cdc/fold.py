@@ -11,7 +11,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from app.cdc.documents import apply, extract, to_json
+from app.cdc.documents import PATCH, apply, extract, to_json
 from workers.spark.tasks import announce
 
 BASE, GONE, EVENT = 0, 1, 2
@@ -129,10 +129,12 @@ def folder(
 
     def one(entity: str, rows: list[tuple[Any, ...]], out: dict[str, list[Any]]) -> None:
         """Append the entity's row to the output columns: the fold of its events, in
-        (timestamp, seq) order, over its base (a raw row) if it has one."""
+        (timestamp, seq) order, over its base (a raw row) if it has one. A base without its
+        document was not read because its first event replaces it (`workers/cdc/inputs.py`)."""
         document: dict[str, Any] | None = None
         last: tuple[Any, Any, Any] | None = None  # (timestamp, seq, record_type)
         cluster = None
+        unread = False
         related: set[str] = set()
         for kind, ts, seq, op, record_type, related_ids, payload, cluster_id in sorted(
             rows, key=_order
@@ -140,8 +142,14 @@ def folder(
             if related_ids:
                 related.update(related_ids)
             if kind == BASE:
-                document, last, cluster = json.loads(payload), (ts, seq, record_type), cluster_id
+                document, last, cluster = None, (ts, seq, record_type), cluster_id
+                unread = payload is None
+                if not unread:
+                    document = json.loads(payload)
             elif kind == EVENT:
+                if unread and op == PATCH:
+                    raise AssertionError(f"{entity}: a PATCH over a base document not read")
+                unread = False
                 body = json.loads(payload) if payload is not None else None
                 document, last = apply(document, op, body), (ts, seq, record_type)
         if last is None:

@@ -3,7 +3,9 @@ few Spark jobs over cached frames, not a check per case.
 
 For the events `low < seq <= high` of a tenant, every touched entity falls in one class:
 - `base`: it has a raw row and every new event sorts after the row's last applied
-  (timestamp, seq): the row is the fold's start (its document, links and cluster);
+  (timestamp, seq): the row is the fold's start (its links and cluster, and its document when
+  the first new event is a PATCH: a whole image or a deletion replaces it, so a run without
+  PATCHes does not read the raw table's documents at all);
 - `late`: it has a raw row, but a new event sorts before that row's last event: the entity is
   re-folded from its whole staged history;
 - `absent`: no raw row. Its row in `cdc_deletions` (SQL, no history scan) tells a never-seen
@@ -26,6 +28,7 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from app.cdc import repository
+from app.cdc.documents import PATCH
 from app.db import session_scope
 from workers.cdc.fold import BASE, EVENT, GONE, INPUT_COLUMNS
 from workers.spark.session import small_frame
@@ -88,6 +91,14 @@ def _as_input(frame: DataFrame, kind: int, **given: Column) -> DataFrame:
     return frame.select(*columns)
 
 
+def _document_if(patches: bool) -> list[Column]:
+    """The raw row's document column, read only when a new event may patch it: a run of whole
+    row images and deletions (Debezium's changes) leaves the table's largest column unread."""
+    if patches:
+        return [F.col("document").alias("r_document")]
+    return [F.lit(None).cast("string").alias("r_document")]
+
+
 def run_input(
     spark: SparkSession, org: str, staging_name: str, raw_name: str, low: int, high: int
 ) -> RunInput:
@@ -103,13 +114,15 @@ def run_input(
         F.count("*").alias("n"),
         F.max(F.unix_micros("timestamp")).alias("newest"),
         F.collect_set(F.when(linked, F.struct("entity_id", "related_ids"))).alias("links"),
+        F.max(F.col("op") == PATCH).alias("patches"),
     ).first()
     assert figures is not None
     pairs = sorted({(r.entity_id, rid) for r in figures["links"] for rid in r.related_ids if rid})
     newest = datetime.fromtimestamp(figures["newest"] / 1e6, UTC) if figures["newest"] else None
 
     firsts = _cache(
-        new.groupBy("entity_id").agg(F.min(F.struct("timestamp", "seq")).alias("first")), cached
+        new.groupBy("entity_id").agg(F.min(F.struct("timestamp", "seq", "op")).alias("first")),
+        cached,
     )
     raw = spark.table(raw_name).select(
         "entity_id",
@@ -117,15 +130,16 @@ def run_input(
         F.col("sequence").alias("r_seq"),
         F.col("record_type").alias("r_type"),
         F.col("related_ids").alias("r_related"),
-        F.col("document").alias("r_document"),
+        *_document_if(bool(figures["patches"])),
         F.col("cluster_id").alias("r_cluster"),
     )
     # the run's entities are broadcast to the raw table's scan: no shuffle of its documents
     is_late = _before(F.col("first.timestamp"), F.col("first.seq"), F.col("r_ts"), F.col("r_seq"))
     present = _cache(
-        raw.join(F.broadcast(firsts), "entity_id").withColumn(
-            "class", F.when(is_late, LATE_CLASS).otherwise(BASE_CLASS)
-        ),
+        raw.join(F.broadcast(firsts), "entity_id")
+        .withColumn("class", F.when(is_late, LATE_CLASS).otherwise(BASE_CLASS))
+        # a base is folded over only by a PATCH: a whole image or a deletion replaces it
+        .withColumn("r_document", F.when(F.col("first.op") == PATCH, F.col("r_document"))),
         cached,
     )
     classes = {r["class"]: int(r["count"]) for r in present.groupBy("class").count().collect()}

@@ -150,3 +150,38 @@ def test_a_run_that_deletes_every_row_succeeds_first_time(
     post(client, [event("PATCH", "a", 2, {"z": 3})])  # re-created from {} on the empty table
     process(client, run_jobs)
     assert {e: json.loads(r["document"]) for e, r in rows(client).items()} == {"a": {"z": 3}}
+
+
+def test_a_run_of_whole_images_leaves_the_raw_documents_unread(
+    client: TestClient, run_jobs: RunJobs, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A base row's document matters only to a PATCH folded over it: a run of PUTs and DELETEs
+    (Debezium's changes) does not read the raw table's `document` column, and a run with a
+    PATCH reads it and folds over it."""
+    from workers.cdc import inputs
+    from workers.cdc import process as processor
+
+    scans: list[list[str]] = []  # each run's distinct scans of the raw table
+
+    def spied(*args: Any) -> inputs.RunInput:
+        run = inputs.run_input(*args)
+        plan = run.rows._jdf.queryExecution().optimizedPlan().toString()
+        # the raw table's scan (printed again inside the cached relations that read it)
+        lines = plan.splitlines()
+        scans.append(sorted({ln[ln.index("BatchScan") :] for ln in lines if ".cdc_raw[" in ln}))
+        return run
+
+    monkeypatch.setattr(processor, "run_input", spied)
+    post(client, [event("PUT", e, 0, {"v": 0, "keep": e}) for e in ("a", "b", "c")])
+    process(client, run_jobs)
+    post(
+        client,
+        [event("PUT", "a", 1, {"v": 1}), event("DELETE", "b", 1), event("PUT", "d", 1, {"v": 1})],
+    )
+    process(client, run_jobs)
+    post(client, [event("PATCH", "a", 2, {"w": 2}), event("PUT", "c", 2, {"v": 2})])
+    process(client, run_jobs)
+    documents = {e: json.loads(r["document"]) for e, r in rows(client).items()}
+    assert documents == {"a": {"v": 1, "w": 2}, "c": {"v": 2}, "d": {"v": 1}}
+    assert [len(s) for s in scans] == [1, 1, 1], scans  # the raw table's scan, once a run
+    assert ["document" in s[0] for s in scans] == [False, False, True], scans
