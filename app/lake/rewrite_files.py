@@ -18,6 +18,12 @@ from pyiceberg.io.pyarrow import PyArrowFileIO
 from app.lake import visible
 from app.lake.masks import hidden_mask, keep_mask, typed_ids
 
+# rows per Parquet row group of a rewritten file: readers decode row groups in parallel
+# (PyArrow, DuckDB, whose own is 122,880 rows), so a vacuum output of 238k rows in one group
+# read 1.7x slower in PyArrow than in two (bench/RESULTS.md, "Costs at scale", twenty-fifth
+# session); PyArrow's default is 1Mi rows
+ROW_GROUP_ROWS = 131_072
+
 
 @dataclass
 class RewriteInput:
@@ -107,7 +113,13 @@ def run(task: RewriteTask) -> RewriteOutput:
         return RewriteOutput(task.index, inputs, None, rows_in, 0, bytes_in, 0, bytes_in)
     out = io.new_output(task.output)
     with out.create(overwrite=False) as stream:
-        pq.write_table(table, stream, compression="zstd", write_statistics=True)
+        pq.write_table(
+            table,
+            stream,
+            compression="zstd",
+            write_statistics=True,
+            row_group_size=ROW_GROUP_ROWS,
+        )
     size = len(io.new_input(task.output))
     return RewriteOutput(
         task.index, inputs, task.output, rows_in, table.num_rows, bytes_in, size, bytes_in
