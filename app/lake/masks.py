@@ -55,9 +55,10 @@ def kept(
     hidden: Mapping[str, pa.Array],
     deleted: np.ndarray | None = None,
 ) -> Iterator[pa.RecordBatch]:
-    """`kept_batches` of one file's record batches, already read (in file order). A batch with
-    ids to mask is filtered once, its deleted positions and its hidden ids in one mask (a
-    filter copies every column)."""
+    """`kept_batches` of one file's record batches, already read (in file order). A batch's
+    hidden rows join its deleted positions, and the batch goes without them once: as it was
+    read when none is hidden (a tail of a few tombstoned ids hides no row of most batches),
+    else sliced around them or filtered (`_without`)."""
     offset = 0
     for batch in batches:
         size = batch.num_rows
@@ -68,13 +69,10 @@ def kept(
                 positions = deleted[low:high] - offset
         offset += size
         if hidden and size:
-            keep = keep_mask(batch, hidden)
-            if positions is not None:
-                gone = np.zeros(size, dtype=bool)
-                gone[positions] = True
-                keep = pc.and_(keep, pa.array(~gone))
-            yield batch.filter(keep)
-        elif positions is not None:
+            hit = np.flatnonzero(hidden_mask(batch, hidden).to_numpy(zero_copy_only=False))
+            if len(hit):
+                positions = hit if positions is None else np.union1d(positions, hit)
+        if positions is not None:
             yield from _without(batch, positions)
         else:
             yield batch
