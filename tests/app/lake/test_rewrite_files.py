@@ -43,4 +43,5 @@ def test_a_rewritten_file_keeps_the_other_rows_in_row_groups_of_at_most_128ki_ro
     assert (done.rows_in, done.rows_out) == (rows, len(expected))
     assert written.read().column("event_id").to_pylist() == expected
     groups = [written.metadata.row_group(i).num_rows for i in range(written.num_row_groups)]
-    assert max(groups) <= ROW_GROUP_ROWS and len(groups) == -(-len(expected) // ROW_GROUP_ROWS)
+    assert max(groups) <= ROW_GROUP_ROWS
+    assert len(groups) == -(-len(expected) // ROW_GROUP_ROWS)
