@@ -249,6 +249,9 @@ def purge_twin(
     ).collect()[0]
     purge_s = time.perf_counter() - began
     rows = spark.table(f"{cat}.{twin}").count()
+    written = spark.sql(
+        f"SELECT summary FROM {cat}.{twin}.snapshots ORDER BY committed_at DESC LIMIT 1"
+    ).collect()[0]["summary"]
     return {
         "delete_seconds": delete_s,
         "purge_seconds": purge_s,
@@ -258,6 +261,8 @@ def purge_twin(
         "rewritten_files": int(row["rewritten_data_files_count"]),
         "added_files": int(row["added_data_files_count"]),
         "rewritten_bytes": int(row["rewritten_bytes_count"]),
+        "added_bytes": int(written.get("added-files-size", 0)),
+        "added_rows": int(written.get("added-records", 0)),
         "rows": int(rows),
     }
 
@@ -347,6 +352,8 @@ def report(args: argparse.Namespace, svc: dict[str, Any], ice: dict[str, Any]) -
             f"{ratios[layout]:.3f} (goal <= 1.05: {goal(ratios[layout] <= 1.05)})"
         )
     for layout in LAYOUTS:
+        written_bytes_per_row(layout, svc["vacuum"][layout]["full"]["result"], ice)
+    for layout in LAYOUTS:
         runs = ice.get(layout, {}).get(HEADLINE)
         if runs:
             best = min(runs, key=lambda r: r["purge_seconds"])
@@ -358,6 +365,21 @@ def report(args: argparse.Namespace, svc: dict[str, Any], ice: dict[str, Any]) -
                 f"{best['purge_seconds']:.2f}s); reverts + vacuum / DELETE + purge: "
                 f"{whole / (best['delete_seconds'] + best['purge_seconds']):.2f}"
             )
+
+
+def written_bytes_per_row(layout: str, vacuum: dict[str, Any], ice: dict[str, Any]) -> None:
+    """The files the vacuum wrote against those Iceberg's purge (Spark's Parquet writer) wrote
+    for the same surviving rows: bytes per row (one line; nothing when the vacuum wrote none)."""
+    runs = [r for r in ice.get(layout, {}).get(HEADLINE, []) if r["added_rows"]]
+    if not vacuum.get("rows_written") or not runs:
+        return
+    ours = vacuum["bytes_written"] / vacuum["rows_written"]
+    theirs = runs[0]["added_bytes"] / runs[0]["added_rows"]
+    print(
+        f"bytes written per row, vacuum / Iceberg purge ({HEADLINE}), {layout}: "
+        f"{ours / theirs:.3f} ({ours:.1f} / {theirs:.1f} B per row, "
+        f"{vacuum['rows_written']:,} / {runs[0]['added_rows']:,} rows)"
+    )
 
 
 def main() -> None:

@@ -26,6 +26,7 @@ from pyiceberg.table import Table
 from app.lake import column_index
 from app.lake.file_cache import FileCache
 from app.lake.masks import hidden_mask
+from app.lake.parquet_encoding import dictionary_columns
 
 FILE_PATH_ID = 2147483546  # the Iceberg spec's reserved field ids of a position delete file
 POS_ID = 2147483545
@@ -77,7 +78,7 @@ def write(io: FileIO, table_location: str, data_path: str, positions: pa.Array) 
     )
     path = f"{table_location.rstrip('/')}/{FOLDER}/pos-deletes-{uuid.uuid4().hex}.parquet"
     with io.new_output(path).create(overwrite=False) as stream:
-        pq.write_table(rows, stream, compression="zstd")
+        pq.write_table(rows, stream, compression="zstd", use_dictionary=dictionary_columns(rows))
     first, last = pos[0].as_py(), pos[-1].as_py()
     return Written(path, data_path, len(pos), len(io.new_input(path)), first, last)
 

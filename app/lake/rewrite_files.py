@@ -17,6 +17,7 @@ from pyiceberg.io.pyarrow import PyArrowFileIO
 
 from app.lake import visible
 from app.lake.masks import hidden_mask, keep_mask, typed_ids
+from app.lake.parquet_encoding import dictionary_columns
 
 # rows per Parquet row group of a rewritten file: readers decode row groups in parallel
 # (PyArrow, DuckDB, whose own is 122,880 rows), so a vacuum output of 238k rows in one group
@@ -119,6 +120,7 @@ def run(task: RewriteTask) -> RewriteOutput:
             compression="zstd",
             write_statistics=True,
             row_group_size=ROW_GROUP_ROWS,
+            use_dictionary=dictionary_columns(table),
         )
     size = len(io.new_input(task.output))
     return RewriteOutput(

@@ -49,6 +49,7 @@ from pyiceberg.transforms import (
 )
 
 from app.lake import commit as lake_commit
+from app.lake.parquet_encoding import dictionary_columns
 from app.lake.transaction import begin
 from app.lake.types import BATCH_COLUMN
 from workers.uploads.casts import REJECTED, NeedsSpark, cast_cell
@@ -250,7 +251,13 @@ def data_files(
         with output.create() as stream:
             # no Arrow schema in the footer, as Spark writes none: readers see the
             # Parquet types (string, not large_string)
-            pq.write_table(part, stream, compression=codec, store_schema=False)
+            pq.write_table(
+                part,
+                stream,
+                compression=codec,
+                store_schema=False,
+                use_dictionary=dictionary_columns(part),
+            )
         paths.append(path)
     files = lake_commit.data_files(table, paths)
     for data_file in files:
