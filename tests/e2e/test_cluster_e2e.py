@@ -100,7 +100,9 @@ def test_two_apis_three_workers_and_a_lost_host(service: Service) -> None:
 
     def first(i: int) -> None:
         with service.client(key) as c:
-            batch_id = ingest(c, dataset_id, batch_records(i))
+            # each worker's first Spark job: its application's executors start on the hosts
+            # first (tens of seconds each on CI's loaded machine), so SLOW bounds the wait
+            batch_id = ingest(c, dataset_id, batch_records(i), timeout=SLOW)
         log.ingested(batch_id, batch_records(i))
         with log.lock:
             batches.append(batch_id)
