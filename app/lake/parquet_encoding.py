@@ -5,7 +5,7 @@ dictionary passes 1 MiB, so a column of distinct values (an event id, free text)
 its values plus an index per row: a vacuum output of 150k rows of the README's `events` was 2.4x
 the bytes of the file Spark had written for the same rows. parquet-mr (Spark's writer) keeps a
 dictionary only where it encodes smaller; this keeps one where a spread sample of the column's
-rows repeats values (bench/RESULTS.md, "Costs at scale", twenty-sixth session).
+rows repeats values (bench/RESULTS.md, "Vacuum", twenty-sixth session).
 """
 
 from __future__ import annotations
