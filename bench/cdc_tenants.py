@@ -32,22 +32,35 @@ class Tenant:
         self.documents: dict[int, dict[str, Any]] = {}  # a row's image (Debezium: full images)
 
     def value(self, op: str, entity: int, at: datetime, i: int) -> str:
-        """The event as Debezium's PostgreSQL connector writes it (schemas off): a PATCH becomes
-        an update with the row's whole new image."""
+        """The event as Debezium 2.7's PostgreSQL connector writes it (schemas off): a PATCH
+        becomes an update with the row's whole new image."""
         self.lsn += 1
         ts_ms = int(at.timestamp() * 1000)
         source = {
+            "version": "2.7.3.Final",
             "connector": "postgresql",
             "name": f"bench_{self.name}",
             "ts_ms": ts_ms,
             "snapshot": "false",
+            "db": "crm",
+            "sequence": f'["{self.lsn - 1}","{self.lsn}"]',
+            "ts_us": ts_ms * 1000,
+            "ts_ns": ts_ms * 1_000_000,
             "schema": "public",
             "table": "customers",
+            "txId": self.lsn // 4,
             "lsn": self.lsn,
-            "sequence": f'["{self.lsn - 1}","{self.lsn}"]',
+            "xmin": None,
         }
         row = {"id": f"{self.name}{entity:07d}"}
-        value: dict[str, Any] = {"source": source, "ts_ms": ts_ms + 3}
+        sent_ms = ts_ms + 3  # Debezium 2.6 and later add the times in microseconds and nanoseconds
+        value: dict[str, Any] = {
+            "source": source,
+            "transaction": None,
+            "ts_ms": sent_ms,
+            "ts_us": sent_ms * 1000,
+            "ts_ns": sent_ms * 1_000_000,
+        }
         if op == "DELETE":
             self.documents.pop(entity, None)
             value |= {"op": "d", "before": row, "after": None}
