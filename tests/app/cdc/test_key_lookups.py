@@ -1,18 +1,18 @@
-"""The CDC store's lookups by many keys (`repository._rows_in`): the rows of exactly the keys
-asked for, in both of PostgreSQL's forms (an index probe per key, a join of the keys), and the
-probe form reads no more of the table than the keys it looks up when the table has no planner
-statistics (autovacuum off, or a table growing faster than it analyzes)."""
+"""The CDC store's lookups by many keys (`repository.source_keys`, `_rows_in`): the rows of
+exactly the keys asked for, in both of PostgreSQL's forms (an index probe per key, a join of
+the keys), and the probe form reads no more of the table than the keys it looks up when the
+table has no planner statistics (autovacuum off, or a table growing faster than it analyzes)."""
 
 from __future__ import annotations
 
 import json
 import random
 import uuid
-from collections.abc import Iterator
 from typing import Any
 
+import psycopg
 import pytest
-from sqlalchemy import event, text
+from sqlalchemy import text
 
 from app.cdc import repository
 from app.db import get_engine, session_scope
@@ -67,18 +67,17 @@ def test_lookup_returns_exactly_the_keys_asked_for(
 
 
 @pytest.fixture
-def statements() -> Iterator[list[tuple[str, Any]]]:
+def statements(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, Any]]:
+    """What the driver is given to run (the lookup goes to it past SQLAlchemy)."""
     seen: list[tuple[str, Any]] = []
+    execute = psycopg.Cursor.execute
 
-    def keep(conn: Any, cursor: Any, statement: str, parameters: Any, *_: Any) -> None:
-        seen.append((statement, parameters))
+    def keep(cursor: Any, query: Any, params: Any = None, **kwargs: Any) -> Any:
+        seen.append((str(query), params))
+        return execute(cursor, query, params, **kwargs)
 
-    engine = get_engine()
-    event.listen(engine, "before_cursor_execute", keep)
-    try:
-        yield seen
-    finally:
-        event.remove(engine, "before_cursor_execute", keep)
+    monkeypatch.setattr(psycopg.Cursor, "execute", keep)
+    return seen
 
 
 def _rows_read(plan: dict[str, Any], table: str) -> int:
