@@ -75,7 +75,11 @@ class Held:
         return Held(position, timestamp_us, deleted, recent)
 
     def seen(self, position: str) -> bool:
-        return position == self.position or digest(position) in self.recent
+        """`position` was accepted: it is the newest one or a recent one (every one of them is
+        below the newest, so a position above it needs no digest)."""
+        if position >= self.position:
+            return position == self.position
+        return digest(position) in self.recent
 
 
 def digest(position: str) -> str:
