@@ -274,6 +274,7 @@ def run(args: argparse.Namespace, env: dict[str, str], work: Path, procs: Procs)
     requests: list[float] = []  # each request's round trip, as the client saw it
     lags: list[float] = []
     lock = threading.Lock()
+    phase = cpu.PhaseCpu(api_pid, [w.pid for w in workers])
     t0 = time.monotonic()
 
     def offer(t: Tenant) -> None:
@@ -330,6 +331,7 @@ def run(args: argparse.Namespace, env: dict[str, str], work: Path, procs: Procs)
         f"p99 {p99:.0f} ms",
         flush=True,
     )
+    print(phase.line(time.monotonic() - t0, streamed_events), flush=True)
     jobs = runs_of(tenants)
     print(f"processor runs: {jobs}")
 

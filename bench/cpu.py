@@ -37,6 +37,34 @@ def tree(pid: int) -> list[int]:
     return found
 
 
+def named_threads_seconds(pid: int, prefixes: tuple[str, ...]) -> float:
+    """CPU seconds of the threads of `pid` whose name starts with one of `prefixes` (a JVM's
+    `C1 CompilerThre`, `C2 CompilerThre`: its JIT compilers)."""
+    total = 0.0
+    for task in (PROC / str(pid) / "task").glob("*"):
+        try:
+            stat = (task / "stat").read_text()
+        except OSError:
+            continue
+        name = stat[stat.index("(") + 1 : stat.rindex(")")]
+        if name.startswith(prefixes):
+            fields = stat.rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / TICK
+    return total
+
+
+def java(pids: list[int]) -> list[int]:
+    """The JVMs among `pids`."""
+    found = []
+    for pid in pids:
+        try:
+            if (PROC / str(pid) / "comm").read_text().strip() == "java":
+                found.append(pid)
+        except OSError:
+            continue
+    return found
+
+
 def postgres() -> list[int]:
     """Every process named `postgres` (the server and its backends)."""
     pids = []
@@ -83,3 +111,34 @@ class Meter:
 def per_event(used: dict[str, float], events: int) -> str:
     """`API 61 us, PostgreSQL 40 us` per event."""
     return ", ".join(f"{name} {seconds / events * 1e6:,.0f} us" for name, seconds in used.items())
+
+
+class PhaseCpu:
+    """Where a phase's CPU went, in cores: the API, PostgreSQL, the workers (their
+    Python and Spark processes; the JVMs' JIT compiler threads apart) and this load generator."""
+
+    JIT = ("C1 CompilerThre", "C2 CompilerThre")
+
+    def __init__(self, api_pid: int, worker_pids: list[int]) -> None:
+        self.workers = lambda: [pid for w in worker_pids for pid in tree(w)]
+        self.meter = Meter(
+            {
+                "API": lambda: tree(api_pid),
+                "PostgreSQL": postgres,
+                "workers": self.workers,
+                "load generator": lambda: [os.getpid()],
+            }
+        )
+        self.jit = self._jit()
+
+    def _jit(self) -> dict[int, float]:
+        return {pid: named_threads_seconds(pid, self.JIT) for pid in java(self.workers())}
+
+    def line(self, seconds: float, events: int) -> str:
+        used = self.meter.used()
+        jit = sum(s - self.jit.get(pid, 0.0) for pid, s in self._jit().items())
+        cores = ", ".join(f"{name} {value / seconds:.2f}" for name, value in used.items())
+        return (
+            f"cpu over the phase ({seconds:.0f} s), cores: {cores} (of the workers', the JIT "
+            f"compilers {jit / seconds:.2f}); per event: {per_event(used, events)}"
+        )
