@@ -68,7 +68,12 @@ def parse() -> argparse.Namespace:
     add("--ingest-rate", type=float, default=20.0, help="side batch ingests per second")
     add("--ingest-in-flight", type=int, default=4)
     add("--probes", type=int, default=5, help="GDPR probes and small ingests at each level")
-    add("--runs", type=int, default=3, help="full scans per reader at each level (best of)")
+    add(
+        "--runs",
+        type=int,
+        default=7,
+        help="full scans per reader at each level, interleaved (best of; medians printed too)",
+    )
     add("--slice-runs", type=int, default=3)
     add("--scheduler-seconds", type=float, default=10.0)
     add("--vacuum-at", type=int, default=20_000, help="ICEBATCH_AUTO_VACUUM_TOMBSTONES")

@@ -9,6 +9,7 @@ import asyncio
 import time
 from collections import Counter
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -163,29 +164,37 @@ def burst(svc: Service, workload: Workload, count: int, args: argparse.Namespace
     need = int(count * (args.mix[1] + args.mix[2]) * 1.5) + 10
     filled = fill_pool(svc, workload, need, args)
     ops = plan(workload, count, args.mix)
-    began = time.perf_counter()
+    began, began_at = time.perf_counter(), datetime.now(UTC)
     requests = fire(svc, ops, args.rate, args.in_flight)
     window = time.perf_counter() - began
     drained = drain(svc, args.drain_timeout)
     time.sleep(max(0.3, args.poll * 4))  # the observer's last poll
     apply(svc, workload, ops, requests)
-    out: dict[str, Any] = {"window": window, "drain": drained, "pool": filled, "kinds": {}}
+    out: dict[str, Any] = {
+        "began_at": began_at.isoformat(),
+        "window": window,
+        "drain": drained,
+        "pool": filled,
+        "kinds": {},
+    }
     missing = 0
     for kind in KINDS:
         mine = [(o, r) for o, r in zip(ops, requests, strict=True) if o.kind == kind]
         accepted = [(o, r) for o, r in mine if r.status == 202]
-        visible = []
+        visible, answered = [], []
         for o, r in accepted:
             seen = svc.observer.first_seen.get(o.target)
             if seen is None:
                 missing += 1
             else:
                 visible.append(max(0.0, seen - r.answered))
+                answered.append(r.answered - began)
         errors = Counter(f"{r.status} {r.error[:60]}" for _, r in mine if r.status != 202)
         out["kinds"][kind] = {
             "sent": len(mine),
             "accepted": len(accepted),
             "visible": visible,
+            "answered": answered,  # seconds after the burst began, beside `visible`
             "post": [r.answered - r.sent for _, r in accepted],
             "errors": dict(errors),
         }

@@ -132,6 +132,7 @@ def maintenance_jobs(svc: Service, since: datetime) -> dict[str, Any]:
             "count": len(jobs),
             "failed": sum(1 for j in jobs if j["state"] == "failed"),
             "seconds": [float(j["duration_seconds"]) for j in done],
+            "spans": [(j["started_at"], j["finished_at"]) for j in done],
         }
         if kind == "vacuum":
             results = [j["result"] or {} for j in done]
