@@ -16,20 +16,23 @@ in bytes (`ICEBATCH_COLUMN_INDEX_MB`), least recently used first out.
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import os
 import queue
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 from pyiceberg.expressions import AlwaysTrue
+from pyiceberg.io import FileIO
 from pyiceberg.io.pyarrow import ArrowScan
 from pyiceberg.manifest import DataFile
 from pyiceberg.table import FileScanTask, Table
@@ -280,6 +283,35 @@ def for_file(
         return _CACHE.get(key, load)
     _BUILDER.request(key, load)
     return None
+
+
+def warm(io: FileIO, paths: Iterable[str], columns: Sequence[str]) -> int:
+    """Index `columns` of files this process has just written (a vacuum's or a compaction's
+    outputs), now, in the caller's thread; how many indexes it built. A lookup of a file not
+    yet indexed reads the file's column and leaves the index to a thread of the lowest
+    priority, so after a rewrite of the whole table every group commit's rows-hidden count and
+    every materializer run read every new file again until that thread catches up: on a busy
+    2-core host, the first bursts after a vacuum waited seconds a group (bench/RESULTS.md,
+    "Costs at scale", 2026-12-06). A rewrite builds them before it takes the commit lease."""
+    if get_settings().column_index_mb <= 0 or not columns:
+        return 0
+    built = 0
+    for path in paths:
+        wanted = [c for c in columns if not _CACHE.peek((path, c))[1]]
+        if not wanted:
+            continue
+        try:
+            with io.new_input(path).open() as stream:
+                parquet = pq.ParquetFile(stream)
+                present = [c for c in wanted if c in parquet.schema_arrow.names]
+                read = parquet.read(columns=present)
+        except OSError:  # an optimization only: its first lookup reads it, as before
+            log.warning("could not index %s of %s", wanted, path, exc_info=True)
+            continue
+        for column in present:
+            _CACHE.get((path, column), functools.partial(build, read.column(column)))
+            built += 1
+    return built
 
 
 def clear() -> None:

@@ -25,6 +25,7 @@ from app.jobs.kinds import CompactPayload, JobKind, VacuumPayload
 from app.jobs.results import RewriteResult
 from app.jobs.stages import Stage
 from app.lake import (
+    column_index,
     pipeline,
     rewrite_files,
     rewrite_plan,
@@ -36,6 +37,8 @@ from app.lake import (
 from app.lake.catalog import get_catalog
 from app.lake.pipeline import Committed, OperationKind, Replan, Summary
 from app.lake.rewrite_files import RewriteOutput, RewriteTask
+from app.lake.types import BATCH_COLUMN
+from app.models import Dataset
 from app.privacy import erasure
 from app.privacy import service as privacy
 from workers.maintenance import rewrite_commit
@@ -99,6 +102,11 @@ class Rewrite:
             self.discard(plan)
             raise
         timings["purge_metadata"] = round(time.monotonic() - began, 3)
+        began = time.monotonic()
+        # the new files by their paths as the manifests hold them (Iceberg's `file:/...`)
+        written = [str(f.location()) for f in plan.prepared.added]  # type: ignore[attr-defined]
+        column_index.warm(table.io, written, _restated_columns(self.dataset_id))
+        timings["index"] = round(time.monotonic() - began, 3)
         ctx.set_stage(Stage.COMMIT, 0.9)
         self.committing = time.monotonic()
         return plan
@@ -186,6 +194,15 @@ def rewrite(ctx: JobContext) -> RewriteResult:
         lease=pipeline.Lease(dataset_id, wait_seconds=10 * get_settings().commit_lease_seconds),
         budget=pipeline.Budget(replans=REPLANS, attempts=ATTEMPTS),
     )
+
+
+def _restated_columns(dataset_id: str) -> list[str]:
+    """The columns restatements look rows up by: the identity columns (GDPR) and the batch
+    column (reverts, replays)."""
+    with session_scope() as session:
+        dataset = session.get(Dataset, dataset_id)
+        identity = list(dataset.identity_columns or []) if dataset is not None else []
+    return [*identity, BATCH_COLUMN]
 
 
 def _dry_run(ctx: JobContext) -> bool:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from fastapi.testclient import TestClient
@@ -62,7 +63,7 @@ def visible_ids(client: TestClient, dataset_id: str, **params: Any) -> list[int]
 
 
 def test_vacuum_full_partial_and_dry_run(client: TestClient, run_jobs: RunJobs) -> None:
-    from app.lake import tombstones
+    from app.lake import column_index, tombstones
     from app.lake.catalog import get_catalog
     from app.privacy.reads import for_table
 
@@ -109,8 +110,21 @@ def test_vacuum_full_partial_and_dry_run(client: TestClient, run_jobs: RunJobs) 
     assert head["tombstones"]["vacuumed"] == 1
 
     start = summary(client, did)["snapshot_id"]  # where the full vacuum starts
+    column_index.clear()
+    old_paths = set(live_paths(did))
     full = run(client, run_jobs, f"/v1/datasets/{did}/vacuum", {"mode": "full"})
     assert full["files_rewritten"] == 1, full
+    # the new file's identity and batch columns are indexed already (before the commit): the
+    # next group commit's rows-hidden count and materializer find them without reading it
+    (written,) = set(live_paths(did)) - old_paths
+    for column in ("user_id", "_batch_id"):
+        index, present = column_index._CACHE.peek((written, column))
+        assert present, column
+        assert index is not None
+        values = pq.read_table(Path(written.removeprefix("file://")))[column].to_pylist()
+        for value in set(values):
+            expected = [p for p, v in enumerate(values) if v == value]
+            assert index.positions(pa.array([value])).tolist() == expected
     assert full["rows_purged"] == 1
     assert full["iceberg_operation"] == "replace"
     assert physical_ids(did) == [3, 4, 5]
