@@ -57,7 +57,6 @@ class Materialize:
         if resolution is None:
             return None
         self.resolved = time.monotonic()
-        self.ctx.set_stage(Stage.COMMIT, 0.8)
         self.spark = get_spark()  # the session its Java table and commit belong to
         self.java_table = iceberg_java.load_table(self.spark, self.identifier)
         try:  # the commit's manifests too, before the lease: under it, the manifest list only
@@ -65,6 +64,9 @@ class Materialize:
         except Replan:
             self.discard(resolution)
             raise
+        # only now does it wait for the lease: the committers yield to a job in this stage
+        # (`lease.maintenance_waiting`), not while it stages its manifests
+        self.ctx.set_stage(Stage.COMMIT, 0.8)
         return resolution
 
     def summary(self, plan: Resolution) -> Summary:
@@ -79,6 +81,7 @@ class Materialize:
         tombstones.discard(self.table.io, plan.written)
 
     def record(self, committed: Committed, plan: Resolution | None) -> MaterializeResult:
+        self.ctx.set_stage(Stage.COMMITTED, 0.95)  # the lease is free: no committer yields now
         if plan is None:
             return MaterializeResult(snapshot_id=committed.snapshot_id, recovered=True)
         return MaterializeResult(

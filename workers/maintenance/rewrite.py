@@ -135,6 +135,9 @@ class Rewrite:
         return self.finished
 
     def record(self, committed: Committed, plan: Plan | None) -> RewriteResult:
+        # the lease is free: no committer yields to this job while it records (its own
+        # bookkeeping, seconds after a vacuum of thousands of GDPR deletes)
+        self.ctx.set_stage(Stage.COMMITTED, 0.95)
         operation = self.kind.value
         if plan is None:  # a retry of a job whose commit landed
             return RewriteResult(
@@ -145,6 +148,7 @@ class Rewrite:
         rewritten = sum(len(o.inputs) for o in outputs if not o.unchanged)
         requests = []
         if operation == "vacuum":
+            began = time.monotonic()
             with session_scope() as session:
                 requests = privacy.record_vacuum(
                     session,
@@ -154,7 +158,10 @@ class Rewrite:
                     committed.snapshot_id,
                     rewritten,
                 )
+            self.timings["record_purges"] = round(time.monotonic() - began, 3)
+            began = time.monotonic()
             erasure.check_erasure(self.dataset_id)
+            self.timings["check_erasure"] = round(time.monotonic() - began, 3)
         return RewriteResult(
             operation=operation,
             snapshot_id=committed.snapshot_id,

@@ -20,7 +20,8 @@ from tests.fixtures.batches import csv_rows, ids, ingest
 from tests.fixtures.datasets import EVENTS
 from tests.fixtures.spark import RunJobs
 from workers.celery_app import celery
-from workers.maintenance import rewrite
+from workers.maintenance import materialize, rewrite
+from workers.spark import iceberg_java
 
 pytestmark = pytest.mark.spark
 
@@ -146,13 +147,31 @@ def test_a_materializer_and_a_vacuum_write_their_manifests_before_taking_the_lea
 
     taken: list[tuple[str, float]] = []
     real_wait = lease.wait
+    # whether the restatement committers yield (`lease.maintenance_waiting`) at each step of
+    # the maintenance jobs: while one waits for the lease, and not while it stages its
+    # manifests or records its outcome (the lease is not its yet, or free again)
+    yielding: list[tuple[str, bool]] = []
 
     def wait(dataset_id: str, **kwargs: Any) -> int:
+        yielding.append(("waits", lease.maintenance_waiting(dataset_id)))
         token = real_wait(dataset_id, **kwargs)
         taken.append((kwargs["user"], time.time()))
         return token
 
+    def observed(step: str, real: Any, *, before: bool = True) -> Any:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            if before:
+                yielding.append((step, lease.maintenance_waiting(did)))
+            out = real(*args, **kwargs)
+            yielding.append((step, lease.maintenance_waiting(did)))
+            return out
+
+        return call
+
     monkeypatch.setattr(lease, "wait", wait)
+    monkeypatch.setattr(iceberg_java, "stage", observed("stages", iceberg_java.stage))
+    for op in (materialize.Materialize, rewrite.Rewrite):
+        monkeypatch.setattr(op, "record", observed("records", op.record, before=False))
     body = {"dataset_ids": [did], "column": "user_id", "values": ["u1"]}
     assert client.post("/v1/privacy/jobs", json=body).status_code == 202
     run_jobs()  # the group commit, then the materializer's job
@@ -172,3 +191,7 @@ def test_a_materializer_and_a_vacuum_write_their_manifests_before_taking_the_lea
     assert vacuumed > materialized
     assert max(new_manifests_written_at(table)) < vacuumed
     assert ids(client, did) == [2, 5]
+    # each job: staged (seen before and after), waited for the lease, recorded (seen after)
+    steps = ["stages", "stages", "waits", "records"]
+    assert [s for s, _ in yielding] == steps * 2, yielding
+    assert [y for _, y in yielding] == [False, False, True, False] * 2, yielding
