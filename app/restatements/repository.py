@@ -125,6 +125,16 @@ def ready(session: Session, dataset_id: str) -> Sequence[Row[Any]]:
     ).all()
 
 
+def any_ready(session: Session, dataset_id: str) -> bool:
+    """Whether the dataset has a ready restatement."""
+    found = session.scalar(
+        select(Restatement.id)
+        .where(Restatement.dataset_id == dataset_id, Restatement.state == RestatementState.READY)
+        .limit(1)
+    )
+    return found is not None
+
+
 def claim(session: Session, ids: list[str], commit_id: str) -> None:
     """Move `ids` to `committing` under `commit_id` (those still allowed to)."""
     session.execute(

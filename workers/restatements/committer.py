@@ -60,13 +60,23 @@ MAX_LISTED_REQUESTS = 8
 
 
 def wait_until_committed(ctx: JobContext, restatement_id: str, dataset_id: str) -> None:
-    """Return once the restatement is committed, committing it (and others) if need be."""
+    """Return once the restatement is committed, committing it (and others) if need be.
+
+    A committer that handed the lease to a maintenance job with groups left to commit takes it
+    back once that job has committed, even when its own restatement is committed already: were
+    it to leave, the groups left would wait for a worker slot to take a new message, behind
+    the jobs queued meanwhile (at scale, seconds a burst: bench/RESULTS.md, "Costs at scale").
+    Its own job was settled by its group's record then: it no longer checks the job's attempt,
+    and waits as long as the maintenance job is at its commit stage (a dead one stops counting
+    once its heartbeat is stale: `lease.maintenance_waiting`)."""
     last_beat, pause = time.monotonic(), 0.02
     waiting_since: float | None = last_beat  # until the lease is first ours (a metric)
+    handed_over = False  # the last drain stopped for a maintenance job, with groups left
     while True:
         with session_scope() as session:
             state = restatements.state_of(session, restatement_id)
-        if state == RestatementState.COMMITTED:
+        committed = state == RestatementState.COMMITTED
+        if committed and not handed_over:
             pass_on(dataset_id)
             return
         if state == RestatementState.FAILED:
@@ -78,13 +88,14 @@ def wait_until_committed(ctx: JobContext, restatement_id: str, dataset_id: str) 
                 lease.LEASE_WAIT.labels("restate").observe(time.monotonic() - waiting_since)
                 waiting_since = None
             try:
-                drain(dataset_id, token)
+                handed_over = drain(dataset_id, token)
             finally:
                 lease.release(dataset_id, token)
             pause = 0.02
             continue
         if time.monotonic() - last_beat > 1.0:
-            ctx.check_lease()
+            if not committed:  # once it is, the job is over: the group's record settled it
+                ctx.check_lease()
             last_beat = time.monotonic()
         time.sleep(pause)
         pause = min(pause * 2, 0.25)
@@ -120,9 +131,10 @@ def _load(dataset_id: str) -> Table:
     return get_catalog().load_table(identifier)
 
 
-def drain(dataset_id: str, token: int) -> None:
+def drain(dataset_id: str, token: int) -> bool:
     """Under the lease: finish interrupted groups, then commit ready groups until none is left,
-    or until a maintenance job waits for the lease (it goes next; app/lake/lease.py). Between
+    or until a maintenance job waits for the lease (it goes next; app/lake/lease.py): whether
+    it stopped for one with ready restatements left. Between
     groups, a materialize job of the dataset queued for longer than
     `materialize_inline_after_seconds` is run here, under this lease: the worker's slots may all
     be held by committers draining a flood (a solo worker's one slot is this one), and the
@@ -133,11 +145,13 @@ def drain(dataset_id: str, token: int) -> None:
     while not lease.maintenance_waiting(dataset_id):
         claimed = _claim_next_group(dataset_id)
         if claimed is None:
-            return
+            return False
         commit_group(table, dataset_id, token, claimed)
         if _materialize_overdue(dataset_id, token):
             table = _load(dataset_id)  # the materializer's snapshot is the next parent
     log.info("dataset %s: handing the commit lease to a waiting maintenance job", dataset_id)
+    with session_scope() as session:
+        return restatements.any_ready(session, dataset_id)
 
 
 # per dataset, the materialize job this process last found queued and when it first did (its

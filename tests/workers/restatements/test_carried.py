@@ -4,9 +4,11 @@ a worker: the 300 s wait of bench.scale's 50k level (bench/RESULTS.md).
 The race: request R2 finds job X (queued, its restatement ready) as its carrier and share-locks
 it; before R2's transaction commits, the running committer D claims a group that takes X's
 restatement. D records the group (settling X's job once R2 committed), then finds a maintenance
-job waiting for the lease and hands it over; D's own restatement is committed, so D leaves. X's
-message finds X finished: nobody drains R2. Before the fix, its message-less job waited for the
-reconciler's forgotten-job pass, 5 x `stale_after_seconds` = 300 s by default.
+job waiting for the lease and hands it over. X's message finds X finished: nobody but D drains
+R2. D once left there (its own restatement was committed) and R2's message-less job waited for
+the reconciler's forgotten-job pass, 5 x `stale_after_seconds` = 300 s by default; then D sent
+one of the jobs left a message as it left (`committer.pass_on`); now D takes the lease back
+once the maintenance job has committed and commits R2 itself.
 """
 
 from __future__ import annotations
@@ -21,10 +23,9 @@ from sqlalchemy import exists, select, update
 from sqlalchemy.orm import Session
 
 from app import clock
-from app.config import get_settings
 from app.db import session_scope
-from app.jobs import repository as jobs
 from app.jobs.kinds import JobKind
+from app.lake import lease
 from app.models import Job, JobState, OutboxMessage, Restatement, RestatementState
 from app.privacy import service as privacy
 from tests.fixtures.datasets import EVENTS
@@ -144,17 +145,21 @@ def test_a_carried_restatement_is_not_left_behind_by_a_committer_handing_over(
         return claim(dataset_id)
 
     monkeypatch.setattr(committer, "_claim_next_group", racing_claim)
-    run(r_d)  # D commits its group, then hands the lease to the waiting maintenance job
-    assert state(r_d) == state(race["x"]) == RestatementState.COMMITTED
-    assert state(race["r2"]) == RestatementState.READY
-    run(race["x"])  # X's message: X was finished by D's group, nothing to do
-    finish_materializer[0]()  # the maintenance job committed and left
+    real_acquire = lease.acquire_unless_yielding
+    seen: list[tuple[str, str, str]] = []
 
-    # only a message starts R2's worker; the reconciler sends one to a job forgotten for
-    # 5 x stale_after_seconds (300 s by default), not now
-    with session_scope() as session:
-        cutoff = clock.db_now(session) - timedelta(seconds=5 * get_settings().stale_after_seconds)
-        forgotten = [j.id for j in jobs.forgotten_queued(session, cutoff)]
-    assert race["r2"] not in forgotten  # the reconciler's rule (app/jobs/reconciler.py)
-    assert race["r2"] in deliver()
-    assert state(race["r2"]) == RestatementState.COMMITTED
+    def acquire(dataset_id: str) -> int | None:
+        token = real_acquire(dataset_id)
+        if token is None and finish_materializer and not seen:
+            # D waits for the lease, its own restatement committed, R2 left ready; the
+            # maintenance job commits and leaves meanwhile
+            seen.append((state(r_d), state(race["x"]), state(race["r2"])))
+            finish_materializer[0]()
+        return token
+
+    monkeypatch.setattr(lease, "acquire_unless_yielding", acquire)
+    run(r_d)  # D commits its group, hands the lease over, takes it back and commits R2
+    committed, ready = RestatementState.COMMITTED, RestatementState.READY
+    assert seen == [(committed, committed, ready)]
+    assert state(race["r2"]) == committed
+    assert race["r2"] not in deliver()  # no message was needed: X's finds X finished

@@ -86,3 +86,69 @@ def test_a_committer_yields_to_maintenance_waiting_to_commit(
     lease.release(did, token)
     assert states(did) == [RestatementState.COMMITTED]
     assert ids(client, did) == [2]
+
+
+class Attempt:
+    """What `wait_until_committed` asks of the job running it: that it still owns its attempt."""
+
+    def check_lease(self) -> None:
+        return None
+
+
+def test_a_committer_that_handed_over_comes_back_for_the_groups_left(
+    client: TestClient, run_jobs: RunJobs, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its own restatement committed before it handed the lease to a materializer; the GDPR
+    group left behind is committed by it once the materializer is done, before it returns."""
+    did = client.post("/v1/datasets", json=EVENTS).json()["id"]
+    batch = ingest(client, run_jobs, did, "csv", {"a.csv": csv_rows([(1, "u1"), (2, "u2")])})
+    client.post(f"/v1/batches/{batch['id']}", params={"action": "REVERT"})
+    body = {"dataset_ids": [did], "column": "user_id", "values": ["u2"]}
+    assert client.post("/v1/privacy/jobs", json=body).status_code == 202
+    with session_scope() as session:
+        rows = session.execute(
+            select(Restatement.id, Restatement.kind).where(Restatement.dataset_id == did)
+        ).all()
+    revert = next(r for r, kind in rows if kind == "revert")
+    gdpr = next(r for r, kind in rows if kind == "gdpr")
+
+    real_commit_group = committer.commit_group
+    waited: list[bool] = []
+
+    def commit_group(*args: object) -> None:
+        real_commit_group(*args)  # type: ignore[arg-type]
+        if not waited:  # after the first group (the revert): a materializer comes to commit
+            waiting_job(did, JobKind.MATERIALIZE, "commit", 0.0)
+            waited.append(True)
+
+    monkeypatch.setattr(committer, "commit_group", commit_group)
+    real_acquire = lease.acquire_unless_yielding
+
+    def acquire(dataset_id: str) -> int | None:
+        token = real_acquire(dataset_id)
+        if token is None and lease.maintenance_waiting(dataset_id):
+            # the materializer commits and finishes while the committer waits for the lease
+            assert state_of(revert) == RestatementState.COMMITTED
+            assert state_of(gdpr) == RestatementState.READY
+            set_job_state(did, JobKind.MATERIALIZE, JobState.SUCCEEDED)
+        return token
+
+    monkeypatch.setattr(lease, "acquire_unless_yielding", acquire)
+    committer.wait_until_committed(Attempt(), revert, did)  # type: ignore[arg-type]
+    assert waited
+    assert state_of(gdpr) == RestatementState.COMMITTED
+    assert state_of(revert) == RestatementState.COMMITTED
+
+
+def state_of(restatement_id: str) -> str | None:
+    with session_scope() as session:
+        return session.scalar(select(Restatement.state).where(Restatement.id == restatement_id))
+
+
+def set_job_state(dataset_id: str, kind: JobKind, state: JobState) -> None:
+    with session_scope() as session:
+        session.execute(
+            update(Job)
+            .where(Job.subject_id == dataset_id, Job.kind == kind.value)
+            .values(state=state)
+        )
