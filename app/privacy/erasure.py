@@ -17,6 +17,7 @@ is physically gone. Called at the end of every expire job and every vacuum.
 from __future__ import annotations
 
 import logging
+from collections.abc import Collection
 from typing import Any
 
 import pyarrow.compute as pc
@@ -27,7 +28,7 @@ from app import clock
 from app.db import session_scope
 from app.lake import retention, tombstones
 from app.lake.catalog import get_catalog
-from app.models import Dataset, Restatement
+from app.models import Dataset, PrivacyJob, Restatement
 from app.privacy import repository
 from app.restatements import service as restatements
 from app.retention import service as retention_service
@@ -92,7 +93,20 @@ def settle_privacy_job(session: Session, privacy_job_id: str) -> bool:
     """Mark the privacy job erased, with its receipt, once every one of its datasets is."""
     job = repository.privacy_job(session, privacy_job_id)
     parts = repository.restatements_of_privacy_job(session, privacy_job_id)
-    if job is None or not parts or not all(p.erased_at for p in parts):
+    return job is not None and _settle(job, parts)
+
+
+def settle_privacy_jobs(session: Session, privacy_job_ids: Collection[str]) -> int:
+    """`settle_privacy_job` for each of the privacy jobs, their rows read in a few queries: a
+    vacuum or an expiry erases thousands at once, and two queries each were most of its
+    erasure check at scale (bench/RESULTS.md, "Costs at scale"); how many it settled."""
+    parts = repository.restatements_of_privacy_jobs(session, privacy_job_ids)
+    jobs = repository.privacy_jobs_by_id(session, privacy_job_ids)
+    return sum(_settle(job, parts.get(job.id, [])) for job in jobs)
+
+
+def _settle(job: PrivacyJob, parts: list[Restatement]) -> bool:
+    if not parts or not all(p.erased_at for p in parts):
         return False
     job.erased_at = max(p.erased_at for p in parts if p.erased_at)
     job.receipt = receipt(parts)
@@ -107,10 +121,7 @@ def check_erasure(dataset_id: str) -> list[str]:
         if dataset is None:
             return []
         identifier = dataset.table_identifier
-        candidates = [
-            (r.id, r.request_id, r.sequence_number or 0)
-            for r in repository.unerased_gdpr_restatements(session, dataset_id)
-        ]
+        candidates = repository.unerased_gdpr_restatements(session, dataset_id)
         in_flight = repository.restated_batch_ids(session, dataset_id, IN_FLIGHT)
     if not candidates:
         return []
@@ -143,7 +154,6 @@ def check_erasure(dataset_id: str) -> list[str]:
             if row.privacy_job_id:
                 jobs.add(row.privacy_job_id)
         session.flush()
-        for job_id in jobs:
-            settle_privacy_job(session, job_id)
+        settle_privacy_jobs(session, jobs)
     log.info("dataset %s: GDPR restatements erased: %s", dataset_id, erasable)
     return erasable

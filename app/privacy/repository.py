@@ -107,15 +107,36 @@ def restatements_of_privacy_job(session: Session, privacy_job_id: str) -> list[R
     return list(session.scalars(query).all())
 
 
-def unerased_gdpr_restatements(session: Session, dataset_id: str) -> list[Restatement]:
-    """The dataset's committed GDPR restatements whose rows are not yet known to be erased."""
-    query = select(Restatement).where(
+def privacy_jobs_by_id(session: Session, privacy_job_ids: Collection[str]) -> list[PrivacyJob]:
+    return [
+        row
+        for part in in_chunks(privacy_job_ids)
+        for row in session.scalars(select(PrivacyJob).where(PrivacyJob.id.in_(part)))
+    ]
+
+
+def restatements_of_privacy_jobs(
+    session: Session, privacy_job_ids: Collection[str]
+) -> dict[str, list[Restatement]]:
+    """Every restatement (one per dataset) of each of the privacy jobs, by privacy job."""
+    out: dict[str, list[Restatement]] = {}
+    for part in in_chunks(privacy_job_ids):
+        query = select(Restatement).where(Restatement.privacy_job_id.in_(part))
+        for row in session.scalars(query):
+            out.setdefault(row.privacy_job_id or "", []).append(row)
+    return out
+
+
+def unerased_gdpr_restatements(session: Session, dataset_id: str) -> list[tuple[str, str, int]]:
+    """(id, request id, sequence number) of the dataset's committed GDPR restatements whose rows
+    are not yet known to be erased."""
+    query = select(Restatement.id, Restatement.request_id, Restatement.sequence_number).where(
         Restatement.dataset_id == dataset_id,
         Restatement.kind == RestatementKind.GDPR,
         Restatement.state == RestatementState.COMMITTED,
         Restatement.erased_at.is_(None),
     )
-    return list(session.scalars(query).all())
+    return [(r.id, r.request_id, r.sequence_number or 0) for r in session.execute(query)]
 
 
 def restated_batch_ids(session: Session, dataset_id: str, states: Collection[str]) -> set[str]:

@@ -69,3 +69,44 @@ def test_a_restatement_recorded_while_its_status_is_read_is_seen_whole_or_not_at
     after = client.get(f"/v1/privacy/jobs/{privacy_id}").json()
     assert (after["status"], after["rows_hidden"]) == ("complete", 3), after
     assert after["datasets"][0]["rows_hidden"] == 3
+
+
+def test_privacy_jobs_settle_once_every_dataset_is_erased(client: TestClient) -> None:
+    """`settle_privacy_jobs` (a vacuum's or an expiry's erasure check, jobs read in bulk) marks
+    a privacy job erased exactly when each of its datasets is, with the receipt that
+    `settle_privacy_job` (one job, as the doctor settles) gives it."""
+    from app import clock
+    from app.db import session_scope
+    from app.models import PrivacyJob, Restatement
+    from app.privacy import erasure
+
+    datasets = [
+        client.post("/v1/datasets", json={**EVENTS, "name": f"events{i}"}).json()["id"]
+        for i in range(2)
+    ]
+    jobs = []
+    for value in ("u1", "u2", "u3"):
+        body = {"dataset_ids": datasets, "column": "user_id", "values": [value]}
+        submitted = client.post("/v1/privacy/jobs", json=body)
+        assert submitted.status_code == 202, submitted.text
+        jobs.append(submitted.json()["id"])
+    # u1 erased in both datasets, u2 in the first only, u3 in neither
+    erased = {(jobs[0], datasets[0]), (jobs[0], datasets[1]), (jobs[1], datasets[0])}
+    now = clock.now()
+    with session_scope() as session:
+        for part in session.query(Restatement).filter(Restatement.privacy_job_id.in_(jobs)):
+            if (part.privacy_job_id, part.dataset_id) in erased:
+                part.erased_at, part.files_rewritten = now, 2
+    with session_scope() as session:
+        assert erasure.settle_privacy_jobs(session, jobs) == 1
+    with session_scope() as session:
+        settled = {j.id: (j.erased_at, j.receipt) for j in session.query(PrivacyJob)}
+        assert [j for j in jobs if settled[j][0] is not None] == [jobs[0]]
+        receipt = settled[jobs[0]][1]
+        assert receipt is not None
+        assert receipt["files_rewritten"] == 4
+        assert sorted(receipt["datasets"]) == sorted(datasets)
+        # the single-job path agrees
+        assert erasure.settle_privacy_job(session, jobs[0])
+        assert session.get(PrivacyJob, jobs[0]).receipt == receipt  # type: ignore[union-attr]
+        assert not erasure.settle_privacy_job(session, jobs[1])
