@@ -91,9 +91,7 @@ def receipt(parts: list[Restatement]) -> dict[str, Any]:
 
 def settle_privacy_job(session: Session, privacy_job_id: str) -> bool:
     """Mark the privacy job erased, with its receipt, once every one of its datasets is."""
-    job = repository.privacy_job(session, privacy_job_id)
-    parts = repository.restatements_of_privacy_job(session, privacy_job_id)
-    return job is not None and _settle(job, parts)
+    return settle_privacy_jobs(session, [privacy_job_id]) == 1
 
 
 def settle_privacy_jobs(session: Session, privacy_job_ids: Collection[str]) -> int:

@@ -97,10 +97,6 @@ def dataset_by_table(session: Session, table_identifier: str) -> Dataset | None:
     return session.scalars(query).first()
 
 
-def privacy_job(session: Session, privacy_job_id: str) -> PrivacyJob | None:
-    return session.get(PrivacyJob, privacy_job_id)
-
-
 def restatements_of_privacy_job(session: Session, privacy_job_id: str) -> list[Restatement]:
     """Every restatement (one per dataset) of the privacy job."""
     query = select(Restatement).where(Restatement.privacy_job_id == privacy_job_id)
