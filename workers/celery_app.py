@@ -14,7 +14,7 @@ from app.jobs.broker import make_celery
 from app.jobs.kinds import TaskName
 from app.jobs.reconciler import Reconciler
 from app.logs import configure_logging
-from workers import metrics, periodic_logs
+from workers import metrics, periodic_logs, slots
 from workers.runtime import Handler, run_job
 
 log = logging.getLogger(__name__)
@@ -58,7 +58,7 @@ def job_task(name: TaskName, handler: Handler) -> Task:
     job). `app.jobs.kinds` says which kinds it serves."""
 
     def run(job_id: str) -> None:
-        run_job(job_id, handler)
+        slots.run(name, job_id, lambda: run_job(job_id, handler))
 
     run.__name__ = run.__qualname__ = f"{handler.__name__}_task"
     return celery.task(name=name.value)(run)
@@ -86,6 +86,14 @@ def _warm_spark(**_: Any) -> None:
     from workers.spark import warmup
 
     warmup.start()
+
+
+@worker_ready.connect
+def _size_maintenance_slots(sender: Any = None, **_: Any) -> None:
+    pool = getattr(sender, "pool", None)  # the sender is the worker's consumer
+    concurrency = getattr(pool, "limit", None) or 1
+    slots.SLOTS.configure(concurrency)
+    log.info("maintenance jobs take at most %s of %s slots", slots.SLOTS.limit, concurrency)
 
 
 @worker_ready.connect

@@ -87,6 +87,21 @@ def add_outbox(session: Session, job: Job, priority: int = 0, countdown: float =
     after_commit(session, lambda: publish(message_id, job_id, task_name, priority, countdown))
 
 
+def wait_for_slot(job_id: str, countdown: float) -> bool:
+    """Send the queued job `job_id` again in `countdown` seconds, its stage `waiting-for-slot`:
+    the worker its message reached keeps its free slots for other work
+    (`workers/slots.py`). False, and nothing written, when the job is no longer queued."""
+    with session_scope() as session:
+        job = session.get(Job, job_id, with_for_update=True)
+        if job is None or job.state != JobState.QUEUED:
+            return False
+        if job.stage != stages.Stage.WAITING_FOR_SLOT:
+            job.stage = stages.Stage.WAITING_FOR_SLOT
+            stages.record(job, job.stage, clock.db_now(session))
+        add_outbox(session, job, countdown=countdown)
+    return True
+
+
 def publish(
     message_id: str, job_id: str, task_name: str, priority: int = 0, countdown: float = 0.0
 ) -> bool:

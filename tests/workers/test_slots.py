@@ -1,0 +1,129 @@
+"""Maintenance never takes every slot of a worker (`workers/slots.py`): at 100k restatements a
+compaction and an expiry took both slots of a `--concurrency 2` worker for 13 s while a burst's
+GDPR deletes waited for one. Without Spark: the handlers here are the test's own."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy import select
+
+from app.config import get_settings
+from app.db import session_scope
+from app.jobs import service as jobs
+from app.jobs.kinds import CompactPayload, JobKind, TaskName
+from app.models import Job, JobState, OutboxMessage
+from tests.fixtures.datasets import EVENTS
+from tests.fixtures.environments import Environment
+from workers import runtime, slots
+
+
+def queued_job(org: str, did: str, kind: JobKind) -> str:
+    """A job of `kind` on the dataset, queued, with no message sent."""
+    payload = CompactPayload(target_file_bytes=1 << 20) if kind == JobKind.COMPACT else None
+    with session_scope() as session:
+        queued = jobs.enqueue(
+            session, kind, org=org, subject_id=did, payload=payload, publish=False
+        )
+        return queued.id
+
+
+def job(job_id: str) -> Job:
+    with session_scope() as session:
+        found = session.get(Job, job_id)
+        assert found is not None
+        session.expunge(found)
+        return found
+
+
+def messages(job_id: str) -> list[OutboxMessage]:
+    with session_scope() as session:
+        return list(session.scalars(select(OutboxMessage).where(OutboxMessage.job_id == job_id)))
+
+
+@pytest.mark.parametrize(
+    ("concurrency", "reserved", "limit"), [(1, 1, 1), (2, 1, 1), (4, 1, 3), (3, 0, 3), (2, 5, 1)]
+)
+def test_maintenance_may_take_all_but_the_reserved_slots_and_always_one(
+    monkeypatch: pytest.MonkeyPatch, concurrency: int, reserved: int, limit: int
+) -> None:
+    monkeypatch.setattr(get_settings(), "worker_reserved_slots", reserved)
+    pool = slots.Slots(concurrency)
+    assert pool.limit == limit
+    held = []
+    for _ in range(limit):
+        taking = pool.maintenance()
+        assert taking.__enter__() is True
+        held.append(taking)
+    with pool.maintenance() as taken:
+        assert not taken  # all the share is running
+    held.pop().__exit__(None, None, None)
+    with pool.maintenance() as taken:
+        assert taken  # one ended: its slot is free again
+
+
+def test_a_maintenance_job_with_no_slot_waits_in_the_queue_and_others_run(
+    client: TestClient, stack: Environment, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    org = client.org  # type: ignore[attr-defined]
+    did = client.post("/v1/datasets", json=EVENTS).json()["id"]
+    monkeypatch.setattr(get_settings(), "worker_reserved_slots", 1)
+    monkeypatch.setattr(get_settings(), "maintenance_slot_retry_seconds", 30.0)
+    pool = slots.Slots(2)  # a `--concurrency 2` worker: one maintenance job at a time
+    compaction, expiry = queued_job(org, did, JobKind.COMPACT), queued_job(org, did, JobKind.EXPIRE)
+    gdpr = queued_job(org, did, JobKind.GDPR)
+    running, release = threading.Event(), threading.Event()
+    ran: list[str] = []
+
+    def handler(ctx: runtime.JobContext) -> dict[str, str]:
+        ran.append(ctx.job_id)
+        if ctx.job_id == compaction:
+            running.set()
+            assert release.wait(30)
+        return {}
+
+    def deliver(name: TaskName, job_id: str) -> None:
+        slots.run(name, job_id, lambda: runtime.run_job(job_id, handler), pool)
+
+    first = threading.Thread(target=deliver, args=(TaskName.REWRITE, compaction))
+    first.start()
+    try:
+        assert running.wait(30)
+        before = len(messages(expiry))
+        deliver(TaskName.EXPIRE, expiry)  # returns at once: its slot is free for other work
+        waiting = job(expiry)
+        assert (waiting.state, waiting.stage, waiting.attempt) == (
+            JobState.QUEUED,
+            "waiting-for-slot",
+            0,
+        )
+        assert len(messages(expiry)) == before + 1  # sent again, not lost
+        deliver(TaskName.EXPIRE, expiry)  # a second delivery while still busy: one stage entry
+        assert [s["stage"] for s in job(expiry).stages or []].count("waiting-for-slot") == 1
+        deliver(TaskName.RESTATE, gdpr)  # the reserved slot: not maintenance, runs meanwhile
+        assert job(gdpr).state == JobState.SUCCEEDED
+        assert ran == [compaction, gdpr]
+    finally:
+        release.set()
+        first.join(30)
+    assert job(compaction).state == JobState.SUCCEEDED
+    deliver(TaskName.EXPIRE, expiry)  # the slot is free now: the message runs it
+    done = job(expiry)
+    assert done.state == JobState.SUCCEEDED
+    assert [s["stage"] for s in done.stages or []][:3] == ["queued", "waiting-for-slot", "starting"]
+    assert ran == [compaction, gdpr, expiry]
+
+
+def test_a_message_for_a_job_no_longer_queued_is_not_sent_again(
+    client: TestClient, stack: Environment
+) -> None:
+    org = client.org  # type: ignore[attr-defined]
+    did = client.post("/v1/datasets", json=EVENTS).json()["id"]
+    expiry = queued_job(org, did, JobKind.EXPIRE)
+    runtime.run_job(expiry, lambda ctx: {})
+    before = len(messages(expiry))
+    assert not jobs.wait_for_slot(expiry, 1.0)  # a duplicate delivery of a finished job
+    assert len(messages(expiry)) == before
+    assert job(expiry).stage == "done"

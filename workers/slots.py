@@ -1,0 +1,80 @@
+"""The worker slots maintenance may take: never all of them.
+
+A worker run with `--concurrency` N takes N jobs at once. Maintenance jobs (vacuum, compaction,
+expire, materialize) run for 10-100 s each, and the scheduler may start several at once: at 100k
+restatements a compaction and an expiry took both slots of a worker for 13 s, and a burst's 2,000
+GDPR deletes, whose group commit waits for a slot, waited with them (bench/RESULTS.md, costs at
+scale). So maintenance runs in at most N - `worker_reserved_slots` slots of a process (at least
+one): a maintenance message that finds them taken is sent again in
+`maintenance_slot_retry_seconds` (the job waits in the queue, its stage `waiting-for-slot`)
+and the slot it reached is free at once for restatements, ingests and CDC.
+
+A worker with one slot (`icebatch up`, `--concurrency 1`) keeps none: its slot runs everything.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+from app.config import get_settings
+from app.jobs import service as jobs
+from app.jobs.kinds import TaskName
+
+log = logging.getLogger(__name__)
+MAINTENANCE_TASKS = frozenset({TaskName.REWRITE, TaskName.EXPIRE, TaskName.MATERIALIZE})
+
+
+class Slots:
+    """How many maintenance jobs one worker process runs at once, and how many it may."""
+
+    def __init__(self, concurrency: int = 1) -> None:
+        self._lock = threading.Lock()
+        self._running = 0
+        self.limit = 1
+        self.configure(concurrency)
+
+    def configure(self, concurrency: int) -> None:
+        """Size the share for a pool of `concurrency` slots."""
+        reserved = get_settings().worker_reserved_slots
+        self.limit = max(1, concurrency - reserved)
+
+    @contextmanager
+    def maintenance(self) -> Iterator[bool]:
+        """Take a maintenance slot for the block if one is free: True when taken (given back at
+        the end), False when all are taken."""
+        with self._lock:
+            taken = self._running < self.limit
+            if taken:
+                self._running += 1
+        try:
+            yield taken
+        finally:
+            if taken:
+                with self._lock:
+                    self._running -= 1
+
+
+SLOTS = Slots()  # this worker process's (sized from its pool when the worker is ready)
+
+
+def run(name: TaskName, job_id: str, run_job: Callable[[], None], slots: Slots = SLOTS) -> None:
+    """`run_job()` for the message of task `name` on job `job_id`; a maintenance job waits in
+    the queue instead when this process runs as many as it may."""
+    if name not in MAINTENANCE_TASKS:
+        run_job()
+        return
+    with slots.maintenance() as taken:
+        if taken:
+            run_job()
+            return
+    retry = get_settings().maintenance_slot_retry_seconds
+    if jobs.wait_for_slot(job_id, retry):
+        log.info(
+            "job %s: %s maintenance slot(s) busy here; sent again in %.1f s",
+            job_id,
+            slots.limit,
+            retry,
+        )
