@@ -30,11 +30,12 @@ MAINTENANCE_TASKS = frozenset({TaskName.REWRITE, TaskName.EXPIRE, TaskName.MATER
 class Slots:
     """How many maintenance jobs one worker process runs at once, and how many it may."""
 
-    def __init__(self, concurrency: int = 1) -> None:
+    def __init__(self, concurrency: int | None = None) -> None:
         self._lock = threading.Lock()
         self._running = 0
-        self.limit = 1
-        self.configure(concurrency)
+        self.limit: int | None = None  # no share until sized: tasks run in-process run at once
+        if concurrency is not None:
+            self.configure(concurrency)
 
     def configure(self, concurrency: int) -> None:
         """Size the share for a pool of `concurrency` slots."""
@@ -46,7 +47,7 @@ class Slots:
         """Take a maintenance slot for the block if one is free: True when taken (given back at
         the end), False when all are taken."""
         with self._lock:
-            taken = self._running < self.limit
+            taken = self.limit is None or self._running < self.limit
             if taken:
                 self._running += 1
         try:
@@ -57,7 +58,9 @@ class Slots:
                     self._running -= 1
 
 
-SLOTS = Slots()  # this worker process's (sized from its pool when the worker is ready)
+# this worker process's, sized from its pool when the worker is ready (`workers/celery_app.py`);
+# until then, and in a process that runs tasks without a worker (the tests' `run_jobs`), no share
+SLOTS = Slots()
 
 
 def run(name: TaskName, job_id: str, run_job: Callable[[], None], slots: Slots = SLOTS) -> None:

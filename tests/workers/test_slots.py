@@ -64,6 +64,13 @@ def test_maintenance_may_take_all_but_the_reserved_slots_and_always_one(
         assert taken  # one ended: its slot is free again
 
 
+def test_a_process_that_is_no_worker_runs_every_maintenance_task_at_once() -> None:
+    pool = slots.Slots()  # not sized: tasks called in-process (the tests' `run_jobs`)
+    with pool.maintenance() as first, pool.maintenance() as second:
+        assert first
+        assert second
+
+
 def test_a_maintenance_job_with_no_slot_waits_in_the_queue_and_others_run(
     client: TestClient, stack: Environment, monkeypatch: pytest.MonkeyPatch
 ) -> None:
