@@ -155,10 +155,10 @@ class Settings(BaseSettings):
     # the CPU priority (nice) `icebatch worker` and `icebatch up` give workers and their Spark:
     # on a host shared with the API, a Spark job must not starve the pollers; 0: unchanged
     worker_nice: int = Field(default=10, ge=0, le=19)
-    # slots of a worker run with `--concurrency` N > 1 that maintenance jobs (vacuum, compaction,
-    # expire, materialize) never take (they run in at most N minus this many at once; at least
-    # one): restatements, ingests and CDC find a slot while maintenance runs. A maintenance job
-    # that finds none free goes back to the queue for `maintenance_slot_retry_seconds`
+    # slots of a worker run with `--concurrency` N > 1 that vacuum, compaction and expire jobs
+    # never take (they run in at most N minus this many at once; at least one): restatements,
+    # ingests, materializations and CDC find a slot while they run. One that finds none free
+    # goes back to the queue for `maintenance_slot_retry_seconds`
     worker_reserved_slots: int = Field(default=1, ge=0)
     maintenance_slot_retry_seconds: float = Field(default=2.0, gt=0)
     # fair use per org (app.limits): requests per second with bursts, queued + running jobs;

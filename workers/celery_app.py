@@ -93,7 +93,11 @@ def _size_maintenance_slots(sender: Any = None, **_: Any) -> None:
     pool = getattr(sender, "pool", None)  # the sender is the worker's consumer
     concurrency = getattr(pool, "limit", None) or 1
     slots.SLOTS.configure(concurrency)
-    log.info("maintenance jobs take at most %s of %s slots", slots.SLOTS.limit, concurrency)
+    log.info(
+        "vacuums, compactions and expiries take at most %s of %s slots",
+        slots.SLOTS.limit,
+        concurrency,
+    )
 
 
 @worker_ready.connect

@@ -44,7 +44,7 @@ class Stage(StrEnum):
     FOLD = "fold"
     MERGE = "merge"
     # how a job ends or leaves a worker
-    WAITING_FOR_SLOT = "waiting-for-slot"  # maintenance: the worker's other slots are kept
+    WAITING_FOR_SLOT = "waiting-for-slot"  # vacuum, compaction, expire: the others' slots kept
     RETRYING = "retrying"
     REQUEUED = "requeued"
     DONE = "done"
