@@ -15,9 +15,10 @@ from app.config import get_settings
 from app.db import session_scope
 from app.jobs import service as jobs
 from app.jobs.kinds import CompactPayload, JobKind, TaskName
-from app.models import Job, JobState, OutboxMessage
+from app.models import JobState, OutboxMessage
 from tests.fixtures.datasets import EVENTS
 from tests.fixtures.environments import Environment
+from tests.workers.restatements.test_replay_handoff import job
 from workers import runtime, slots
 
 
@@ -29,14 +30,6 @@ def queued_job(org: str, did: str, kind: JobKind) -> str:
             session, kind, org=org, subject_id=did, payload=payload, publish=False
         )
         return queued.id
-
-
-def job(job_id: str) -> Job:
-    with session_scope() as session:
-        found = session.get(Job, job_id)
-        assert found is not None
-        session.expunge(found)
-        return found
 
 
 def messages(job_id: str) -> list[OutboxMessage]:
