@@ -34,7 +34,8 @@ from app.models import (
 from app.restatements import repository as restatements
 from app.restatements import states
 from workers.celery_app import job_task
-from workers.restatements.committer import outcome, wait_until_committed
+from workers.restatements.committer import wait_until_committed
+from workers.restatements.group import outcome
 from workers.runtime import HandedOff, JobContext, PermanentJobError
 from workers.uploads.inputs import StagedFile
 
