@@ -99,10 +99,12 @@ def _gdpr_done(before: datetime) -> ColumnElement[bool]:
     )
 
 
-def finished_privacy_jobs(session: Session, before: datetime, limit: int) -> dict[str, int]:
+def finished_privacy_job_ids(
+    session: Session, before: datetime, among: Sequence[str] | None = None, limit: int | None = None
+) -> list[str]:
     """Privacy jobs unchanged since `before` whose every GDPR restatement is done
-    (`_gdpr_done`), each with its restatements and their jobs (and outbox rows): rows deleted
-    per table.
+    (`_gdpr_done`), oldest first; only those of `among` when given (a chunk of an earlier
+    selection, checked again in the transaction that deletes it).
 
     One grouped pass over the privacy jobs' restatements, not an anti-join: with the store's
     statistics stale under load, PostgreSQL planned `NOT EXISTS (… not done …)` as a nested
@@ -115,9 +117,20 @@ def finished_privacy_jobs(session: Session, before: datetime, limit: int) -> dic
         .group_by(PrivacyJob.id, PrivacyJob.updated_at)
         .having(not_done == 0)
         .order_by(PrivacyJob.updated_at, PrivacyJob.id)
-        .limit(limit)
     )
-    chosen = list(session.scalars(query))
+    if among is not None:
+        query = query.where(PrivacyJob.id.in_(among))
+    if limit is not None:
+        query = query.limit(limit)
+    return list(session.scalars(query))
+
+
+def finished_privacy_jobs(
+    session: Session, before: datetime, limit: int, among: Sequence[str] | None = None
+) -> dict[str, int]:
+    """Up to `limit` of `finished_privacy_job_ids` (of `among`, when given), each with its
+    restatements and their jobs (and outbox rows): rows deleted per table."""
+    chosen = finished_privacy_job_ids(session, before, among, limit)
     counts = {"privacy_jobs": 0, "restatements": 0, "jobs": 0, "outbox": 0}
     if not chosen:
         return counts

@@ -77,10 +77,6 @@ def prune(settings: Settings | None = None) -> dict[str, int]:
     jobs_before = _cutoff(now, settings.job_retention_days)
     keys_before = _cutoff(now, settings.idempotency_key_retention_days)
 
-    def privacy_jobs() -> dict[str, int]:
-        with session_scope() as session:
-            return repository.finished_privacy_jobs(session, privacy_before, limit)
-
     def restatements() -> dict[str, int]:
         with session_scope() as session:
             done, jobs, outbox = repository.failed_restatements(session, restatements_before, limit)
@@ -100,8 +96,18 @@ def prune(settings: Settings | None = None) -> dict[str, int]:
             return {"idempotency_keys": repository.idempotency_keys(session, keys_before, limit)}
 
     pruned: Counter[str] = Counter(dict.fromkeys(TABLES, 0))
-    # owners first: a restatement's job is only free to go once the restatement has gone
-    _drain(privacy_jobs, "privacy_jobs", limit, pruned)
+    # owners first: a restatement's job is only free to go once the restatement has gone.
+    # The privacy jobs are selected once a pass (a grouped scan of every privacy job and its
+    # restatements: 45 % of a 12,000-job pass when it ran once per chunk); each chunk is
+    # checked again where it is deleted
+    with session_scope() as session:
+        finished = repository.finished_privacy_job_ids(session, privacy_before)
+    for start in range(0, len(finished), limit):
+        with session_scope() as session:
+            chunk = finished[start : start + limit]
+            pruned.update(
+                repository.finished_privacy_jobs(session, privacy_before, limit, among=chunk)
+            )
     _drain(restatements, "restatements", limit, pruned)
     _drain(outbox, "outbox", limit, pruned)
     _drain(jobs, "jobs", limit, pruned)

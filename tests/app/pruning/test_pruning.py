@@ -494,3 +494,38 @@ def test_one_pruning_pass_at_a_time(
     assert scheduler.prune_task() == {}
     time.sleep(0.8)
     assert scheduler.prune_task().keys() == result.keys()
+
+
+def test_a_privacy_job_selected_then_changed_is_kept(
+    fresh_stack: Environment, client_for: ClientFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The pass selects the finished privacy jobs once and deletes them chunk by chunk; each
+    chunk is checked again where it is deleted, so one that changed after the selection (here:
+    every job the rules keep, handed to the chunks as if it had been finished then) stays."""
+    from app.config import get_settings
+    from app.pruning import repository, service
+
+    settings = get_settings()
+    monkeypatch.setattr(settings, "prune_chunk_rows", 3)
+    client = client_for()
+    dataset_id = client.post("/v1/datasets", json=EVENTS).json()["id"]
+    store = build(random.Random(3), client.org, dataset_id)  # type: ignore[attr-defined]
+    expected = model(store, settings)
+    kept = sorted(expected["privacy_jobs"])
+    assert kept
+    real = repository.finished_privacy_job_ids
+    selections: list[int] = []
+
+    def stale(session: Any, before: Any, among: Any = None, limit: Any = None) -> list[str]:
+        found = real(session, before, among, limit)
+        if among is not None:
+            return found
+        selections.append(len(found))
+        return found + kept  # what the pass selected, and the kept ones as if finished then
+
+    monkeypatch.setattr(repository, "finished_privacy_job_ids", stale)
+    pruned = service.prune()
+    assert len(selections) == 1  # one selection a pass
+    assert selections[0] > 0  # with jobs to prune
+    assert present(store) == expected
+    assert pruned["privacy_jobs"] == len(store.privacy_jobs) - len(kept)
