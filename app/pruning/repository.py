@@ -100,7 +100,7 @@ def _gdpr_done(before: datetime) -> ColumnElement[bool]:
 
 
 def finished_privacy_job_ids(
-    session: Session, before: datetime, among: Sequence[str] | None = None, limit: int | None = None
+    session: Session, before: datetime, among: Sequence[str] | None = None
 ) -> list[str]:
     """Privacy jobs unchanged since `before` whose every GDPR restatement is done
     (`_gdpr_done`), oldest first; only those of `among` when given (a chunk of an earlier
@@ -120,17 +120,15 @@ def finished_privacy_job_ids(
     )
     if among is not None:
         query = query.where(PrivacyJob.id.in_(among))
-    if limit is not None:
-        query = query.limit(limit)
     return list(session.scalars(query))
 
 
 def finished_privacy_jobs(
-    session: Session, before: datetime, limit: int, among: Sequence[str] | None = None
+    session: Session, before: datetime, among: Sequence[str]
 ) -> dict[str, int]:
-    """Up to `limit` of `finished_privacy_job_ids` (of `among`, when given), each with its
+    """Those of `among` (a chunk of `finished_privacy_job_ids`) still finished, each with its
     restatements and their jobs (and outbox rows): rows deleted per table."""
-    chosen = finished_privacy_job_ids(session, before, among, limit)
+    chosen = finished_privacy_job_ids(session, before, among)
     counts = {"privacy_jobs": 0, "restatements": 0, "jobs": 0, "outbox": 0}
     if not chosen:
         return counts

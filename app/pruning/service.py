@@ -105,9 +105,7 @@ def prune(settings: Settings | None = None) -> dict[str, int]:
     for start in range(0, len(finished), limit):
         with session_scope() as session:
             chunk = finished[start : start + limit]
-            pruned.update(
-                repository.finished_privacy_jobs(session, privacy_before, limit, among=chunk)
-            )
+            pruned.update(repository.finished_privacy_jobs(session, privacy_before, chunk))
     _drain(restatements, "restatements", limit, pruned)
     _drain(outbox, "outbox", limit, pruned)
     _drain(jobs, "jobs", limit, pruned)

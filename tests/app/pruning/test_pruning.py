@@ -516,8 +516,8 @@ def test_a_privacy_job_selected_then_changed_is_kept(
     real = repository.finished_privacy_job_ids
     selections: list[int] = []
 
-    def stale(session: Any, before: Any, among: Any = None, limit: Any = None) -> list[str]:
-        found = real(session, before, among, limit)
+    def stale(session: Any, before: Any, among: Any = None) -> list[str]:
+        found = real(session, before, among)
         if among is not None:
             return found
         selections.append(len(found))
