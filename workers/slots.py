@@ -13,6 +13,10 @@ The materializer is not counted: it takes about a second, and it is what makes o
 hide restated rows. Counted, it waited behind expiries and its lag p99 went from 5-8 s to
 11-28 s a level (the scale run of 4be5579).
 
+The beat's pruning pass is counted too (`workers.scheduler.prune_task`: it takes a slot of the
+share or is sent again): uncounted, a pass (about 12 s at 100k restatements in the scale run)
+and a vacuum could hold both slots of a `--concurrency 2` worker.
+
 A worker with one slot (`icebatch up`, `--concurrency 1`) keeps none: its slot runs everything.
 """
 

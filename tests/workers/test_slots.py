@@ -6,6 +6,7 @@ counted. Without Spark: the handlers here are the test's own."""
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 from fastapi.testclient import TestClient
@@ -131,3 +132,54 @@ def test_a_message_for_a_job_no_longer_queued_is_not_sent_again(
     assert not jobs.wait_for_slot(expiry, 1.0)  # a duplicate delivery of a finished job
     assert len(messages(expiry)) == before
     assert job(expiry).stage == "done"
+
+
+def test_the_pruning_pass_runs_in_the_maintenance_share(
+    stack: Environment, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The beat's pruning pass takes a maintenance slot: with the share taken (a vacuum running
+    on a `--concurrency 2` worker) it leaves the reserved slot free and is sent again, until the
+    beat's next pass is due; with a slot free it runs, holding the share while it does."""
+    from app.pruning import service
+    from workers import scheduler
+
+    monkeypatch.setattr(get_settings(), "worker_reserved_slots", 1)
+    monkeypatch.setattr(get_settings(), "maintenance_slot_retry_seconds", 2.0)
+    pool = slots.Slots(2)
+    monkeypatch.setattr(slots, "SLOTS", pool)
+    passes: list[bool] = []  # per pass: whether the share was free for another job meanwhile
+    real = service.prune
+
+    def prune(settings: object = None) -> dict[str, int]:
+        with pool.maintenance() as free:
+            passes.append(free)
+        return real()
+
+    monkeypatch.setattr(service, "prune", prune)
+    sent: list[dict[str, object]] = []
+    monkeypatch.setattr(scheduler.prune_task, "apply_async", lambda **options: sent.append(options))
+    vacuum = pool.maintenance()
+    assert vacuum.__enter__() is True  # the one maintenance slot of two
+    try:
+        began = time.time()
+        assert scheduler.prune_task() == {}
+        assert passes == []  # no pass: the reserved slot stays free for restatements
+        [again] = sent
+        assert again["countdown"] == 2.0
+        until = again["kwargs"]["until"]  # type: ignore[index]
+        assert (
+            began + get_settings().prune_seconds
+            <= until
+            <= time.time() + get_settings().prune_seconds
+        )
+        assert scheduler.prune_task(until=until) == {}  # still taken: sent again, same deadline
+        assert sent[1] == again
+        assert scheduler.prune_task(until=time.time() + 1.0) == {}  # the beat's next is due
+        assert len(sent) == 2
+        assert passes == []
+    finally:
+        vacuum.__exit__(None, None, None)
+    result = scheduler.prune_task(until=time.time() + 60)
+    assert set(service.TABLES) | {"audit_events"} == result.keys()
+    assert passes == [False]  # it ran holding the share
+    assert len(sent) == 2
