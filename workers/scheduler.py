@@ -74,21 +74,25 @@ def prune_task(until: float | None = None) -> dict[str, int]:
     `--concurrency 2` worker, and a burst's next group commit wait for them. With the share
     taken, the message is sent again in `maintenance_slot_retry_seconds` ({} now), until the
     beat's next pass is due (`until`, epoch seconds), which then takes over."""
-    until = until if until is not None else time.time() + get_settings().prune_seconds
-    with slots.SLOTS.maintenance() as taken:
-        if taken:
-            with lease.exclusive(PRUNE_PASS) as mine:
-                if not mine:
-                    log.info("the previous pruning pass is still running: this one is skipped")
-                    return {}
-                return pruning.prune() | {"audit_events": archive.move_old()}
-    retry = get_settings().maintenance_slot_retry_seconds
-    if time.time() + retry < until:
-        log.info("the pruning pass waits for a maintenance slot: sent again in %.1f s", retry)
-        prune_task.apply_async(kwargs={"until": until}, countdown=retry)
-    else:
-        log.info("no maintenance slot for the pruning pass: the beat's next one takes over")
-    return {}
+    deadline = until if until is not None else time.time() + get_settings().prune_seconds
+
+    def later(retry: float) -> None:
+        if time.time() + retry < deadline:
+            log.info("the pruning pass waits for a maintenance slot: sent again in %.1f s", retry)
+            prune_task.apply_async(kwargs={"until": deadline}, countdown=retry)
+        else:
+            log.info("no maintenance slot for the pruning pass: the beat's next one takes over")
+
+    done = slots.SLOTS.run_or_later(_prune_pass, later)
+    return {} if done is None else done
+
+
+def _prune_pass() -> dict[str, int]:
+    with lease.exclusive(PRUNE_PASS) as mine:
+        if not mine:
+            log.info("the previous pruning pass is still running: this one is skipped")
+            return {}
+        return pruning.prune() | {"audit_events": archive.move_old()}
 
 
 def vacuum_reason(table: Table) -> str | None:

@@ -26,12 +26,14 @@ import logging
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import TypeVar
 
 from app.config import get_settings
 from app.jobs import service as jobs
 from app.jobs.kinds import TaskName
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 MAINTENANCE_TASKS = frozenset({TaskName.REWRITE, TaskName.EXPIRE})  # vacuum, compaction, expire
 
 
@@ -49,6 +51,15 @@ class Slots:
         """Size the share for a pool of `concurrency` slots."""
         reserved = get_settings().worker_reserved_slots
         self.limit = max(1, concurrency - reserved)
+
+    def run_or_later(self, work: Callable[[], T], later: Callable[[float], None]) -> T | None:
+        """`work()` in a maintenance slot if one is free; else None, and `later(retry)` to have
+        the message come again in `maintenance_slot_retry_seconds`."""
+        with self.maintenance() as taken:
+            if taken:
+                return work()
+        later(get_settings().maintenance_slot_retry_seconds)
+        return None
 
     @contextmanager
     def maintenance(self) -> Iterator[bool]:
@@ -77,15 +88,14 @@ def run(name: TaskName, job_id: str, run_job: Callable[[], None], slots: Slots =
     if name not in MAINTENANCE_TASKS:
         run_job()
         return
-    with slots.maintenance() as taken:
-        if taken:
-            run_job()
-            return
-    retry = get_settings().maintenance_slot_retry_seconds
-    if jobs.wait_for_slot(job_id, retry):
-        log.info(
-            "job %s: %s maintenance slot(s) busy here; sent again in %.1f s",
-            job_id,
-            slots.limit,
-            retry,
-        )
+
+    def later(retry: float) -> None:
+        if jobs.wait_for_slot(job_id, retry):
+            log.info(
+                "job %s: %s maintenance slot(s) busy here; sent again in %.1f s",
+                job_id,
+                slots.limit,
+                retry,
+            )
+
+    slots.run_or_later(run_job, later)
