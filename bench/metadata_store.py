@@ -33,6 +33,7 @@ TABLES = (
     "datasets",
     "api_keys",
     "expired_snapshots",
+    "forgotten_snapshots",
 )
 DATASET = {
     "name": "events",
@@ -139,6 +140,7 @@ def main() -> None:
     from app.main import create_app
     from app.models import Scope
     from app.pruning import service
+    from app.retention import repository as retention
     from workers.audit import archive
 
     migrate()
@@ -152,6 +154,8 @@ def main() -> None:
         assert response.status_code == 202, response.text
     age(dataset_id, 400)
     before = counts()
+    with session_scope() as session:  # what an erasure's receipt counts, forgotten records too
+        expired = retention.count_expired_before(session, dataset_id, 2**62)
     started = time.perf_counter()
     total_events = listed(client)
     sql_seconds = time.perf_counter() - started
@@ -162,6 +166,8 @@ def main() -> None:
     after = counts()
     again = service.prune()
     assert set(again.values()) == {0}, again
+    with session_scope() as session:
+        assert retention.count_expired_before(session, dataset_id, 2**62) == expired
     with session_scope() as session:
         in_sql = audit.count(session, "bench")
     trail = lake.load(get_catalog(), "bench")
@@ -176,6 +182,7 @@ def main() -> None:
         print(f"| {table} | {before[table]:,} | {after[table]:,} |")
     print(f"| total | {sum(before.values()):,} | {sum(after.values()):,} |")
     print(f"pruned: {pruned}; a second pass: {again}")
+    print(f"expired snapshots counted by an erasure's receipt: {expired:,} before and after")
     print(
         f"audit events: {moved:,} moved to bench._audit ({in_iceberg:,} rows there, {in_sql:,} "
         f"left in SQL); GET /v1/audit lists {len(total_events):,} before and after"

@@ -19,6 +19,7 @@ from app.jobs.kinds import ExportPayload, JobKind
 from app.lake import changes, changes_read, snapshots
 from app.models import Dataset, ExpiredSnapshot
 from app.privacy import reads as gdpr
+from app.retention import service as retention
 
 
 def _time(name: str, value: str) -> datetime:
@@ -68,6 +69,7 @@ class RangeResolver:
             raise self.gone(snapshot_id, f"{name}={snapshot_id}")
         raise SnapshotNotFound(
             f"{name}={snapshot_id} is not in dataset {self.dataset.id!r}'s snapshot log"
+            + retention.forgotten_hint(self.session, self.dataset.id)
         )
 
     def by_time(self, name: str, value: str) -> Snapshot | None:

@@ -14,7 +14,7 @@ from app.models.cdc import (
 from app.models.dataset import Dataset
 from app.models.idempotency import IdempotencyKey
 from app.models.job import Job, JobState, OutboxMessage
-from app.models.maintenance import Consumer, ExpiredSnapshot
+from app.models.maintenance import Consumer, ExpiredSnapshot, ForgottenSnapshots
 from app.models.restatement import (
     CommitLease,
     PrivacyJob,
@@ -40,6 +40,7 @@ __all__ = [
     "Consumer",
     "Dataset",
     "ExpiredSnapshot",
+    "ForgottenSnapshots",
     "IdempotencyKey",
     "Job",
     "JobState",

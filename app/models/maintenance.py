@@ -37,3 +37,13 @@ class ExpiredSnapshot(Base):
     committed_at: Mapped[datetime] = mapped_column(UTCDateTime())
     expired_at: Mapped[datetime] = mapped_column(UTCDateTime())
     job_id: Mapped[str | None] = mapped_column(String(36))
+
+
+class ForgottenSnapshots(Base):
+    """How many of a dataset's expired-snapshot records the pruning pass forgot: an erasure's
+    receipt counts the snapshots expired before it (`snapshots_expired`), forgotten ones too."""
+
+    __tablename__ = "forgotten_snapshots"
+
+    dataset_id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    count: Mapped[int] = mapped_column(BigInteger, default=0)

@@ -13,7 +13,9 @@ from sqlalchemy.orm import Session
 from app.models import (
     Batch,
     BatchStatus,
+    Consumer,
     ExpiredSnapshot,
+    ForgottenSnapshots,
     IdempotencyKey,
     Job,
     JobState,
@@ -171,3 +173,74 @@ def failed_restatements(session: Session, before: datetime, limit: int) -> tuple
         delete(Restatement).where(Restatement.id.in_(restatement_ids))
     ).rowcount
     return restatements, jobs, outbox
+
+
+Key = tuple[str, int]
+
+
+def _named(session: Session, keys: set[Key]) -> set[Key]:
+    """Those of `keys` (dataset, snapshot) a batch, a restatement or a consumer names."""
+    ids = {snapshot_id for _, snapshot_id in keys}
+    named: set[Key] = set()
+    for model in (Batch, Restatement, Consumer):
+        query = select(model.dataset_id, model.snapshot_id).where(model.snapshot_id.in_(ids))
+        named.update((row[0], row[1]) for row in session.execute(query))
+    return named & keys
+
+
+def forget_expired_snapshots(
+    session: Session, before: datetime, after: Key | None, limit: int
+) -> tuple[int, Key | None, int]:
+    """Of the next `limit` records of snapshots expired before `before` (in key order, past
+    `after`), forget those no batch, restatement or consumer names that are not their
+    dataset's oldest, and add them to the dataset's count: (forgotten, last key read, read)."""
+    query = select(
+        ExpiredSnapshot.dataset_id, ExpiredSnapshot.snapshot_id, ExpiredSnapshot.sequence_number
+    ).where(ExpiredSnapshot.expired_at < before)
+    if after is not None:
+        dataset_id, snapshot_id = after
+        query = query.where(
+            or_(
+                ExpiredSnapshot.dataset_id > dataset_id,
+                and_(
+                    ExpiredSnapshot.dataset_id == dataset_id,
+                    ExpiredSnapshot.snapshot_id > snapshot_id,
+                ),
+            )
+        )
+    order = (ExpiredSnapshot.dataset_id, ExpiredSnapshot.snapshot_id)
+    rows = session.execute(query.order_by(*order).limit(limit)).all()
+    if not rows:
+        return 0, None, 0
+    keys = {(row.dataset_id, row.snapshot_id) for row in rows}
+    oldest: dict[str, int] = {
+        row[0]: row[1]
+        for row in session.execute(
+            select(ExpiredSnapshot.dataset_id, func.min(ExpiredSnapshot.sequence_number))
+            .where(ExpiredSnapshot.dataset_id.in_({dataset for dataset, _ in keys}))
+            .group_by(ExpiredSnapshot.dataset_id)
+        )
+    }
+    named = _named(session, keys)
+    by_dataset: dict[str, list[int]] = {}
+    for row in rows:
+        if (row.dataset_id, row.snapshot_id) not in named and row.sequence_number != oldest.get(
+            row.dataset_id
+        ):
+            by_dataset.setdefault(row.dataset_id, []).append(row.snapshot_id)
+    forgotten = 0
+    for dataset_id, snapshot_ids in by_dataset.items():
+        done = session.execute(
+            delete(ExpiredSnapshot).where(
+                ExpiredSnapshot.dataset_id == dataset_id,
+                ExpiredSnapshot.snapshot_id.in_(snapshot_ids),
+            )
+        ).rowcount
+        tally = session.get(ForgottenSnapshots, dataset_id)
+        if tally is None:
+            session.add(ForgottenSnapshots(dataset_id=dataset_id, count=done))
+        else:
+            tally.count += done
+        forgotten += done
+    last = rows[-1]
+    return forgotten, (last.dataset_id, last.snapshot_id), len(rows)

@@ -19,8 +19,17 @@ The rules, one per table; each keeps what an answer or a guarantee still needs:
 - `audit_events`: never deleted here, moved: the beat's same pass (`workers.scheduler.prune_task`)
   then moves events older than `audit_retention_days` to the org's Iceberg table, still listed
   by `GET /v1/audit` (`workers/audit/archive.py`: an Iceberg commit, so the worker's side).
-- never: batches, datasets, keys, consumers, expired snapshots, leases, CDC rows (CDC lag
-  samples have their own retention).
+- `expired_snapshots`: the record of a snapshot retention expired (what makes a checkpoint or
+  an increment that needs it a 410, not a 404) is forgotten `expired_snapshot_retention_days`
+  after the expiry, unless a batch names the snapshot (the doctor checks a committed batch's
+  snapshot is in the log or recorded), a restatement does (its receipt; a GDPR one's privacy job
+  is pruned only once its snapshot is recorded expired) or a consumer does (its checkpoint is a
+  410), or it is the dataset's oldest record: a time before every retained snapshot is then still
+  a 410 (`app/changes/service.RangeResolver.by_time`), since expiry always takes a prefix of the
+  dataset's linear history. The dataset's count of forgotten records (`forgotten_snapshots`)
+  keeps an erasure's `snapshots_expired` exact; a forgotten id is a 404 that says so.
+- never: batches, datasets, keys, consumers, leases, CDC rows (CDC lag samples have their own
+  retention).
 
 Each rule deletes in chunks of `prune_chunk_rows`, one transaction per chunk, so a large
 backlog never holds locks long; cutoffs are read from the store's clock once per pass.
@@ -42,7 +51,14 @@ from app.pruning import repository
 
 log = logging.getLogger(__name__)
 
-TABLES = ("privacy_jobs", "restatements", "jobs", "outbox", "idempotency_keys")
+TABLES = (
+    "privacy_jobs",
+    "restatements",
+    "jobs",
+    "outbox",
+    "idempotency_keys",
+    "expired_snapshots",
+)
 PRUNED = PromCounter(
     "icebatch_store_rows_pruned",
     "Rows of the metadata store deleted by the pruning pass, by table",
@@ -76,6 +92,7 @@ def prune(settings: Settings | None = None) -> dict[str, int]:
     outbox_before = _cutoff(now, settings.outbox_retention_days)
     jobs_before = _cutoff(now, settings.job_retention_days)
     keys_before = _cutoff(now, settings.idempotency_key_retention_days)
+    snapshots_before = _cutoff(now, settings.expired_snapshot_retention_days)
 
     def restatements() -> dict[str, int]:
         with session_scope() as session:
@@ -110,6 +127,17 @@ def prune(settings: Settings | None = None) -> dict[str, int]:
     _drain(outbox, "outbox", limit, pruned)
     _drain(jobs, "jobs", limit, pruned)
     _drain(keys, "idempotency_keys", limit, pruned)
+    # last: a record frees once the restatements naming it are gone. Read in key order, as a
+    # named or oldest record is kept for good and would fill every first chunk
+    after: repository.Key | None = None
+    while True:
+        with session_scope() as session:
+            forgotten, after, read = repository.forget_expired_snapshots(
+                session, snapshots_before, after, limit
+            )
+        pruned["expired_snapshots"] += forgotten
+        if read < limit:
+            break
     for table, count in pruned.items():
         if count:
             PRUNED.labels(table=table).inc(count)

@@ -9,6 +9,7 @@ from app.models import (
     Consumer,
     Dataset,
     ExpiredSnapshot,
+    ForgottenSnapshots,
     Job,
     JobState,
     Restatement,
@@ -32,7 +33,9 @@ def expired_snapshot(session: Session, dataset_id: str, snapshot_id: int) -> Exp
 
 
 def count_expired_before(session: Session, dataset_id: str, sequence_number: int) -> int:
-    """How many of the dataset's expired snapshots came before `sequence_number`."""
+    """How many of the dataset's expired snapshots came before `sequence_number`: those still
+    recorded, and those whose record the pruning pass forgot (every one of them came before any
+    snapshot retained when it was forgotten)."""
     count = session.scalar(
         select(func.count())
         .select_from(ExpiredSnapshot)
@@ -41,7 +44,13 @@ def count_expired_before(session: Session, dataset_id: str, sequence_number: int
             ExpiredSnapshot.sequence_number < sequence_number,
         )
     )
-    return int(count or 0)
+    return int(count or 0) + forgotten_count(session, dataset_id)
+
+
+def forgotten_count(session: Session, dataset_id: str) -> int:
+    """How many records of the dataset's expired snapshots the pruning pass forgot."""
+    tally = session.get(ForgottenSnapshots, dataset_id)
+    return tally.count if tally is not None else 0
 
 
 def running_job_starts(

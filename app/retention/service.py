@@ -118,6 +118,7 @@ def upsert_consumer(
                 )
             raise SnapshotNotFound(
                 f"snapshot {body.snapshot_id} is not a snapshot of dataset {dataset_id!r}"
+                + forgotten_hint(session, dataset_id)
             )
     consumer = repository.consumer(session, dataset_id, body.name)
     if consumer is None:
@@ -165,6 +166,19 @@ def staged_batches(session: Session, dataset_id: str) -> tuple[set[str], set[str
     in_flight = {batch for batch, state in states if state in restatements.OPEN}
     finished = {batch for batch, state in states if state in FINISHED} - in_flight
     return in_flight, finished
+
+
+def forgotten_hint(session: Session, dataset_id: str) -> str:
+    """What a 404 for an unknown snapshot adds once records of expired ones were forgotten: the
+    id may have been one of them."""
+    count = repository.forgotten_count(session, dataset_id)
+    if not count:
+        return ""
+    days = get_settings().expired_snapshot_retention_days
+    return (
+        f" (or one of the {count} snapshots expired more than {days:g} days ago, whose records "
+        "are no longer kept: read the rows at a retained snapshot and take increments from there)"
+    )
 
 
 def count_expired_before(session: Session, dataset_id: str, sequence_number: int) -> int:

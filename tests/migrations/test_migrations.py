@@ -25,6 +25,7 @@ OURS = {
     "commit_leases",
     "consumers",
     "expired_snapshots",
+    "forgotten_snapshots",
     "audit_events",
     "audit_archives",
     "cdc_tenants",

@@ -4,6 +4,7 @@ plain Python sets of rows keyed by a unique event id, and the tombstones that hi
 from __future__ import annotations
 
 import json
+from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
@@ -250,3 +251,67 @@ def test_a_range_reaching_expired_snapshots_is_gone(client: TestClient, run_jobs
     rows, headers = changes(client, did, "appended", from_snapshot=oldest)
     assert headers["x-icebatch-from-snapshot"] == str(oldest)
     assert [r["event_id"] for r in rows] == list(range(snapshots.index(oldest) + 1, 4))
+
+
+@pytest.mark.parametrize("stack", ["embedded"], indirect=True)  # the rule runs on both stores
+def test_forgotten_records_of_expired_snapshots(
+    client: TestClient, run_jobs: RunJobs, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The pruning pass forgets the record of an expired snapshot nothing names (here a
+    vacuum's) but keeps a batch's, a restatement's and the dataset's oldest: a time before every
+    retained snapshot stays a 410, the forgotten id becomes a 404 that says it may have expired,
+    a batch's expired snapshot is still a 410, and the count of expired snapshots an erasure
+    reports does not change."""
+    from app.config import get_settings
+    from app.db import session_scope
+    from app.pruning import service as pruning
+    from app.retention import service as retention
+
+    did = client.post("/v1/datasets", json=EVENTS).json()["id"]
+    model = Model()
+    batches, vacuums = [], []
+    for i in range(2):  # two batches, the second reverted, then a vacuum; twice
+        for j in (2 * i, 2 * i + 1):
+            batches.append(
+                ingest(client, run_jobs, did, "csv", {"a.csv": csv_rows([(j, f"u{j}")])})
+            )
+        revert = client.post(f"/v1/batches/{batches[-1]['id']}", params={"action": "REVERT"})
+        assert revert.status_code == 202, revert.text
+        run_jobs()
+        vacuumed = maintain(client, run_jobs, did, model, "vacuum", {"mode": "full"})
+        assert vacuumed["tombstones_purged"] > 0, vacuumed
+        vacuums.append(current(client, did))
+    vacuum = vacuums[0]  # the second owns the tombstone list of every later snapshot: kept
+    for i in (4, 5):
+        ingest(client, run_jobs, did, "csv", {"a.csv": csv_rows([(i, f"u{i}")])})
+    policy = {"min_snapshots": 2, "max_snapshot_age_seconds": 0}
+    assert client.put(f"/v1/datasets/{did}/retention", json=policy).status_code == 200
+    assert client.post(f"/v1/datasets/{did}/expire").status_code == 202
+    run_jobs()
+    retained = client.get(f"/v1/datasets/{did}/snapshots").json()["items"]
+    first = min(retained, key=lambda s: s["sequence_number"])
+    committed = datetime.fromisoformat(first["committed_at"])
+    url = f"/v1/datasets/{did}/changes"
+    asked = {
+        "vacuum": {"kind": "appended", "from_snapshot": vacuum},
+        "batch": {"kind": "appended", "from_snapshot": batches[1]["snapshot_id"]},
+        "time": {"kind": "appended", "since": (committed - timedelta(milliseconds=1)).isoformat()},
+    }
+    gone = {"vacuum": 410, "batch": 410, "time": 410}
+    assert {name: client.get(url, params=p).status_code for name, p in asked.items()} == gone
+    with session_scope() as session:
+        expired = retention.count_expired_before(session, did, 2**62)
+    assert expired >= 7  # four batches', two reverts', a vacuum's (and materializers')
+
+    monkeypatch.setattr(get_settings(), "expired_snapshot_retention_days", 1e-9)
+    forgotten = pruning.prune()["expired_snapshots"]
+    assert 1 <= forgotten <= expired - 6  # the batches' and the reverts' are kept
+    answers = {name: client.get(url, params=p) for name, p in asked.items()}
+    assert {name: a.status_code for name, a in answers.items()} == gone | {"vacuum": 404}
+    assert f"{forgotten} snapshots expired more than" in answers["vacuum"].json()["detail"]
+    assert answers["time"].json()["oldest_retained_snapshot_id"] == first["snapshot_id"]
+    moved = client.post(f"/v1/datasets/{did}/consumers", json={"name": "c", "snapshot_id": vacuum})
+    assert moved.status_code == 404, moved.text
+    assert "no longer kept" in moved.json()["detail"]
+    with session_scope() as session:
+        assert retention.count_expired_before(session, did, 2**62) == expired

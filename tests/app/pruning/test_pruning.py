@@ -1,11 +1,13 @@
 """Pruning the metadata store (`app/pruning/service.py`): a store of jobs, outbox messages,
-idempotency keys, batches, restatements and privacy jobs of every state and age, pruned, and
+idempotency keys, batches, restatements, privacy jobs, consumers and records of expired
+snapshots of every state and age, pruned, and
 the rows left per table compared with a plain Python model of the rules; the receipts the API
 serves are the same before and after; a second pass deletes nothing; every DELETE stays within
 its chunk. On both stores, each in a store of its own (`fresh_stack`)."""
 
 from __future__ import annotations
 
+import itertools
 import logging
 import math
 import random
@@ -45,6 +47,8 @@ class Store:
     restatements: dict[str, dict[str, Any]] = field(default_factory=dict)
     privacy_jobs: dict[str, dict[str, Any]] = field(default_factory=dict)
     expired_snapshots: set[int] = field(default_factory=set)
+    # each record of an expired snapshot: its sequence number, age, and what names it
+    records: dict[int, dict[str, Any]] = field(default_factory=dict)
 
 
 def _ago(now: datetime, days: float) -> datetime:
@@ -56,6 +60,7 @@ def build(rng: random.Random, org: str, dataset_id: str) -> Store:
     from app.db import session_scope
     from app.models import (
         Batch,
+        Consumer,
         ExpiredSnapshot,
         IdempotencyKey,
         Job,
@@ -68,6 +73,26 @@ def build(rng: random.Random, org: str, dataset_id: str) -> Store:
     now = datetime.now(UTC)
     store = Store(org, dataset_id)
     rows: list[Any] = []
+    sequence_numbers = itertools.count(10)
+
+    def record(snapshot_id: int, age: float, restatement: str | None = None) -> None:
+        seq = next(sequence_numbers)
+        store.records[snapshot_id] = {
+            "seq": seq,
+            "age": age,
+            "restatement": restatement,
+            "batch": False,
+            "consumer": False,
+        }
+        rows.append(
+            ExpiredSnapshot(
+                dataset_id=dataset_id,
+                snapshot_id=snapshot_id,
+                sequence_number=seq,
+                committed_at=_ago(now, age + 50),
+                expired_at=_ago(now, age),
+            )
+        )
 
     def job(subject: str | None = None, kind: str = "ingest") -> str:
         job_id = new_id()
@@ -104,22 +129,31 @@ def build(rng: random.Random, org: str, dataset_id: str) -> Store:
             )
         return job_id
 
+    def batch(
+        status: str,
+        job_id: str | None = None,
+        restated_by: str | None = None,
+        snapshot_id: int | None = None,
+    ) -> None:
+        batch_id = new_id()
+        store.batches[batch_id] = {"status": status, "job": job_id, "restated_by": restated_by}
+        rows.append(
+            Batch(
+                id=batch_id,
+                org=org,
+                dataset_id=dataset_id,
+                format="csv",
+                status=status,
+                job_id=job_id,
+                restated_by=restated_by,
+                snapshot_id=snapshot_id,
+            )
+        )
+
     for _ in range(40):  # ingests: a batch (in flight or not) and its job, or a job alone
         job_id = job()
         if rng.random() < 0.6:
-            batch_id = new_id()
-            status = rng.choice(["staged", "processing", "success", "failed"])
-            store.batches[batch_id] = {"status": status, "job": job_id, "restated_by": None}
-            rows.append(
-                Batch(
-                    id=batch_id,
-                    org=org,
-                    dataset_id=dataset_id,
-                    format="csv",
-                    status=status,
-                    job_id=job_id,
-                )
-            )
+            batch(rng.choice(["staged", "processing", "success", "failed"]), job_id=job_id)
     for _ in range(15):
         key_id = new_id()
         age = rng.choice(AGES_DAYS)
@@ -137,15 +171,7 @@ def build(rng: random.Random, org: str, dataset_id: str) -> Store:
         snapshot_id = rng.randrange(1, 2**40)
         if rng.random() < 0.7:
             store.expired_snapshots.add(snapshot_id)
-            rows.append(
-                ExpiredSnapshot(
-                    dataset_id=dataset_id,
-                    snapshot_id=snapshot_id,
-                    sequence_number=1,
-                    committed_at=_ago(now, 500),
-                    expired_at=_ago(now, 450),
-                )
-            )
+            record(snapshot_id, 450, restatement_id if state == "committed" else None)
         store.restatements[restatement_id] = {
             "kind": kind,
             "state": state,
@@ -184,19 +210,7 @@ def build(rng: random.Random, org: str, dataset_id: str) -> Store:
         kind = rng.choice(["revert", "replay"])
         restatement_id = restatement(kind, None, state, False, rng.choice(AGES_DAYS))
         if state == "committed" or rng.random() < 0.3:
-            batch_id = new_id()
-            status = "reverted" if state == "committed" else "success"
-            store.batches[batch_id] = {"status": status, "job": None, "restated_by": restatement_id}
-            rows.append(
-                Batch(
-                    id=batch_id,
-                    org=org,
-                    dataset_id=dataset_id,
-                    format="csv",
-                    status=status,
-                    restated_by=restatement_id,
-                )
-            )
+            batch("reverted" if state == "committed" else "success", restated_by=restatement_id)
     for _ in range(25):  # privacy jobs, one GDPR restatement per dataset (1 or 2 here)
         privacy_job_id = new_id()
         age = rng.choice((*AGES_DAYS, 400, 400))  # old enough more often: all of it must be
@@ -216,6 +230,36 @@ def build(rng: random.Random, org: str, dataset_id: str) -> Store:
             state = rng.choice(states)
             erased = state == "committed" and rng.random() < 0.8
             restatement("gdpr", privacy_job_id, state, erased, rng.choice((*AGES_DAYS, 400, 400)))
+    # records no restatement names, of every age: named by a batch, by a consumer, by nothing;
+    # and the dataset's oldest, old and named by nothing
+    for i, (age, namer) in enumerate(itertools.product(AGES_DAYS, ("batch", "consumer", None))):
+        snapshot_id = 2**41 + i
+        record(snapshot_id, age)
+        if namer == "batch":
+            batch("success", snapshot_id=snapshot_id)
+        elif namer == "consumer":
+            rows.append(
+                Consumer(
+                    org=org,
+                    dataset_id=dataset_id,
+                    name=f"c{i}",
+                    snapshot_id=snapshot_id,
+                    sequence_number=store.records[snapshot_id]["seq"],
+                )
+            )
+        if namer is not None:
+            store.records[snapshot_id][namer] = True
+    store.records[2**42] = {"seq": 1, "age": 400, "restatement": None}
+    store.records[2**42] |= {"batch": False, "consumer": False}
+    rows.append(
+        ExpiredSnapshot(
+            dataset_id=dataset_id,
+            snapshot_id=2**42,
+            sequence_number=1,
+            committed_at=_ago(now, 450),
+            expired_at=_ago(now, 400),
+        )
+    )
     with session_scope() as session:
         for row in rows:  # parents first: datasets, jobs, then the rows that name them
             session.add(row)
@@ -223,7 +267,7 @@ def build(rng: random.Random, org: str, dataset_id: str) -> Store:
     return store
 
 
-def model(store: Store, settings: Any) -> dict[str, set[str]]:
+def model(store: Store, settings: Any) -> dict[str, set[Any]]:
     """The ids each table keeps, by the rules as docs/architecture.md states them."""
 
     def old(age: float | None, days: float) -> bool:
@@ -291,7 +335,18 @@ def model(store: Store, settings: Any) -> dict[str, set[str]]:
     }
     key_days = settings.idempotency_key_retention_days
     keys = {kid for kid, k in store.keys.items() if not old(k["age"], key_days)}
+    oldest = min(r["seq"] for r in store.records.values())
+    records = {
+        sid
+        for sid, r in store.records.items()
+        if not old(r["age"], settings.expired_snapshot_retention_days)
+        or r["batch"]
+        or r["consumer"]
+        or r["restatement"] in kept_restatements
+        or r["seq"] == oldest
+    }
     return {
+        "expired_snapshots": records,
         "jobs": jobs,
         "outbox": outbox,
         "idempotency_keys": keys,
@@ -301,13 +356,28 @@ def model(store: Store, settings: Any) -> dict[str, set[str]]:
     }
 
 
-def present(store: Store) -> dict[str, set[str]]:
+def present(store: Store) -> dict[str, set[Any]]:
     """The ids of the test's rows still in the store, per table."""
     from app.db import session_scope
-    from app.models import Batch, IdempotencyKey, Job, OutboxMessage, PrivacyJob, Restatement
+    from app.models import (
+        Batch,
+        ExpiredSnapshot,
+        IdempotencyKey,
+        Job,
+        OutboxMessage,
+        PrivacyJob,
+        Restatement,
+    )
 
     with session_scope() as session:
         return {
+            "expired_snapshots": set(
+                session.scalars(
+                    select(ExpiredSnapshot.snapshot_id).where(
+                        ExpiredSnapshot.dataset_id == store.dataset_id
+                    )
+                )
+            ),
             "jobs": set(session.scalars(select(Job.id).where(Job.org == store.org))),
             "outbox": set(
                 session.scalars(
@@ -341,7 +411,7 @@ def deletes() -> Iterator[list[tuple[str, int]]]:
     event.remove(Engine, "after_cursor_execute", count)
 
 
-def receipts(client: TestClient, store: Store, kept: dict[str, set[str]]) -> dict[str, Any]:
+def receipts(client: TestClient, store: Store, kept: dict[str, set[Any]]) -> dict[str, Any]:
     """What the API serves about the rows the rules keep: privacy jobs, batches, jobs."""
     out: dict[str, Any] = {}
     for pid in sorted(kept["privacy_jobs"]):
@@ -375,6 +445,7 @@ def test_pruning_keeps_every_receipt_and_removes_what_the_rules_say(
     from app.db import session_scope
     from app.privacy import repository as privacy
     from app.pruning import service
+    from app.retention import repository as retention
 
     settings = get_settings()
     chunk = 3
@@ -387,6 +458,7 @@ def test_pruning_keeps_every_receipt_and_removes_what_the_rules_say(
     before = present(store)
     expected = model(store, settings)
     assert {t: len(ids) for t, ids in before.items()} == {
+        "expired_snapshots": len(store.records),
         "jobs": len(store.jobs),
         "outbox": len(store.outbox),
         "idempotency_keys": len(store.keys),
@@ -395,12 +467,15 @@ def test_pruning_keeps_every_receipt_and_removes_what_the_rules_say(
         "batches": len(store.batches),
     }
     # the model prunes something of every table it prunes, and keeps something of each
-    for table in ("jobs", "outbox", "idempotency_keys", "restatements", "privacy_jobs"):
+    for table in service.TABLES:
         assert 0 < len(expected[table]) < len(before[table]), table
     with session_scope() as session:
         in_force = [r.id for r in privacy.gdpr_in_force(session, dataset_id)]
     assert in_force
     served = receipts(client, store, expected)
+    with session_scope() as session:  # an erasure's count of the snapshots expired before it
+        expired_before = retention.count_expired_before(session, dataset_id, 2**62)
+    assert expired_before == len(store.records)
     metric = "icebatch_store_rows_pruned_total"
     counted = {t: REGISTRY.get_sample_value(metric, {"table": t}) or 0.0 for t in service.TABLES}
 
@@ -410,10 +485,10 @@ def test_pruning_keeps_every_receipt_and_removes_what_the_rules_say(
     after = present(store)
     assert after == expected
     # the store holds other rows than the test's (its key, its dataset): the pass counted ours
-    assert pruned == {
-        t: len(before[t]) - len(after[t])
-        for t in ("privacy_jobs", "restatements", "jobs", "outbox", "idempotency_keys")
-    }
+    assert pruned == {t: len(before[t]) - len(after[t]) for t in service.TABLES}
+    with session_scope() as session:  # forgotten records still count as expired
+        assert retention.forgotten_count(session, dataset_id) == pruned["expired_snapshots"]
+        assert retention.count_expired_before(session, dataset_id, 2**62) == expired_before
     for table, count in pruned.items():  # the counter went up by as much, and a line says so
         assert REGISTRY.get_sample_value(metric, {"table": table}) == counted[table] + count
     lines = [r.getMessage() for r in caplog.records if r.name == "app.pruning.service"]
@@ -432,6 +507,7 @@ def test_pruning_keeps_every_receipt_and_removes_what_the_rules_say(
         "restatements": 2 * chunk,
         "jobs": 2 * chunk,
         "outbox": 4 * chunk,
+        "expired_snapshots": chunk,
     }
     for table, rows in deletes:
         assert rows <= limits[table], (table, rows)
