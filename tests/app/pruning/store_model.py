@@ -58,8 +58,10 @@ def build(rng: random.Random, org: str, dataset_id: str) -> Store:
     rows: list[Any] = []
     sequence_numbers = itertools.count(10)
 
-    def record(snapshot_id: int, age: float, restatement: str | None = None) -> None:
-        seq = next(sequence_numbers)
+    def record(
+        snapshot_id: int, age: float, restatement: str | None = None, seq: int | None = None
+    ) -> None:
+        seq = next(sequence_numbers) if seq is None else seq
         store.records[snapshot_id] = {
             "seq": seq,
             "age": age,
@@ -232,17 +234,7 @@ def build(rng: random.Random, org: str, dataset_id: str) -> Store:
             )
         if namer is not None:
             store.records[snapshot_id][namer] = True
-    store.records[2**42] = {"seq": 1, "age": 400, "restatement": None}
-    store.records[2**42] |= {"batch": False, "consumer": False}
-    rows.append(
-        ExpiredSnapshot(
-            dataset_id=dataset_id,
-            snapshot_id=2**42,
-            sequence_number=1,
-            committed_at=_ago(now, 450),
-            expired_at=_ago(now, 400),
-        )
-    )
+    record(2**42, 400, seq=1)
     with session_scope() as session:
         for row in rows:  # parents first: datasets, jobs, then the rows that name them
             session.add(row)
