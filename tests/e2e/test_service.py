@@ -7,6 +7,7 @@ Embedded mode runs `icebatch up` (what a new user runs first); PostgreSQL + Redi
 from __future__ import annotations
 
 import io
+import json
 import os
 import signal
 import time
@@ -157,6 +158,7 @@ def test_duplicate_message_commits_once(service: Service) -> None:
         for k, v in service.env.items()
         if k.startswith("ICEBATCH_")
     }
+    values["spark_conf"] = json.loads(values.get("spark_conf") or "{}")  # JSON in the environment
     settings = Settings(**values)
     celery = make_celery(settings)
     for _ in range(2):
