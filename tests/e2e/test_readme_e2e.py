@@ -44,7 +44,6 @@ def test_readme_walkthrough_blocks_are_shell_or_skipped_with_a_reason() -> None:
 
 @pytest.mark.parametrize("service", ["embedded"], indirect=True)
 def test_readme_walkthrough_runs_as_written(service: Service, tmp_path: Path) -> None:
-    service.env.pop("ICEBATCH_SPARK_CONF")  # Spark's own defaults, as a new user runs it
     service.start_up()
     text = script(walkthrough(README.read_text())).replace("http://127.0.0.1:8000", service.url)
     text = PREAMBLE + text
