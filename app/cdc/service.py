@@ -24,6 +24,7 @@ from sqlalchemy.orm import Session
 
 from app import clock
 from app.cdc import events as cdc_events
+from app.cdc import repository
 from app.cdc import streams as cdc_streams
 from app.cdc.schemas import CdcConfig, CdcConfigOut, CdcLag, EventsAccepted, ProcessStarted
 from app.datasets import service as datasets
@@ -342,18 +343,11 @@ def lag(session: Session, org: str) -> CdcLag:
 
 
 def lag_of(session: Session, tenant: CdcTenant, now: datetime) -> CdcLag:
-    oldest_unstaged = session.scalar(
-        select(func.min(CdcChunk.accepted_at)).where(
-            CdcChunk.org == tenant.org, CdcChunk.staged_at.is_(None)
-        )
-    )
+    oldest_unstaged = repository.oldest_unstaged_at(session, tenant.org, tenant.staged_seq)
     oldest_unprocessed = None
     if tenant.processed_seq < tenant.accepted_seq:
-        oldest_unprocessed = session.scalar(
-            select(CdcChunk.accepted_at)
-            .where(CdcChunk.org == tenant.org, CdcChunk.last_seq > tenant.processed_seq)
-            .order_by(CdcChunk.first_seq)
-            .limit(1)
+        oldest_unprocessed = repository.oldest_unprocessed_at(
+            session, tenant.org, tenant.processed_seq
         )
     return CdcLag(
         tenant=tenant.org,
