@@ -95,15 +95,25 @@ def _from_chunk_holding(org: str, seq: int) -> ColumnElement[bool]:
     return CdcChunk.first_seq >= holding
 
 
+def _unstaged(org: str, staged_seq: int) -> tuple[ColumnElement[bool], ...]:
+    """The org's chunks not staged yet; `staged_seq` is the tenant's mirror (or an older read of
+    it), and every chunk up to it is staged (`mark_staged` moves both at once)."""
+    return (
+        CdcChunk.org == org,
+        CdcChunk.staged_at.is_(None),
+        _from_chunk_holding(org, staged_seq + 1),
+    )
+
+
 def oldest_unstaged_at(session: Session, org: str, staged_seq: int) -> datetime | None:
-    """When the org's oldest chunk not staged yet was accepted; `staged_seq` is the tenant's
-    mirror, and every chunk up to it is staged (`mark_staged` moves both at once)."""
-    return session.scalar(
-        select(func.min(CdcChunk.accepted_at)).where(
-            CdcChunk.org == org,
-            CdcChunk.staged_at.is_(None),
-            _from_chunk_holding(org, staged_seq + 1),
-        )
+    """When the org's oldest chunk not staged yet was accepted."""
+    return session.scalar(select(func.min(CdcChunk.accepted_at)).where(*_unstaged(org, staged_seq)))
+
+
+def any_unstaged(session: Session, org: str, staged_seq: int) -> bool:
+    """Whether a chunk of the org waits for the dumper."""
+    return (
+        session.scalar(select(CdcChunk.id).where(*_unstaged(org, staged_seq)).limit(1)) is not None
     )
 
 

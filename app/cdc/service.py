@@ -18,7 +18,7 @@ from typing import Any
 import pyarrow as pa
 from pyiceberg.catalog import Catalog
 from pyiceberg.transforms import IdentityTransform
-from sqlalchemy import func, select
+from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -305,12 +305,7 @@ def force_process(catalog: Catalog, session: Session, org: str) -> ProcessStarte
     its processor (which waits for nothing: it applies what is staged when it runs)."""
     tenant = ensure_tenant(catalog, org)
     stage = None
-    pending = session.scalar(
-        select(func.count())
-        .select_from(CdcChunk)
-        .where(CdcChunk.org == org, CdcChunk.staged_at.is_(None))
-    )
-    if pending:
+    if repository.any_unstaged(session, org, tenant.staged_seq):
         stage = ensure_job(session, org, JobKind.CDC_STAGE, None)
     process = ensure_job(session, org, JobKind.CDC_PROCESS, tenant.raw_dataset_id)
     return ProcessStarted(stage_job_id=stage.id if stage else None, process_job_id=process.id)

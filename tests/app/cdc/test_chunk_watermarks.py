@@ -102,6 +102,10 @@ def test_lag_of_the_chunks_equals_a_fold_over_them(
         tenant = session.get(CdcTenant, org)
         assert tenant is not None
         lag = service.lag_of(session, tenant, T0 + timedelta(hours=1))
+        # what `POST /v1/cdc/process` asks before it queues the dumper, with the mirror read now
+        # or before the dumper moved it
+        waiting = {repository.any_unstaged(session, org, seen) for seen in (staged, 0)}
+    assert waiting == {bool(unstaged)}
     assert lag.oldest_unstaged_age_seconds == (
         (T0 + timedelta(hours=1) - min(unstaged)).total_seconds() if unstaged else 0.0
     )
