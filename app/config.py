@@ -198,6 +198,8 @@ class Settings(BaseSettings):
     # the record of an expired snapshot (a 410 instead of a 404) is forgotten this long after
     # its expiry, unless a batch, restatement or consumer names it or it is the dataset's oldest
     expired_snapshot_retention_days: float = Field(default=30.0, gt=0)
+    # an accepted CDC chunk's row (its sequence range and times), once staged and applied
+    cdc_chunk_retention_days: float = Field(default=1.0, gt=0)
     # audit events older than this move to the org's Iceberg table `<org>._audit` (still listed
     # by GET /v1/audit), `audit_archive_chunk_rows` events per Iceberg append
     audit_retention_days: float = Field(default=90.0, gt=0)

@@ -85,8 +85,11 @@ def _from_chunk_holding(org: str, seq: int) -> ColumnElement[bool]:
     """The org's chunks from the one that holds sequence number `seq` on (all of them when none
     does): chunks hold disjoint ranges of sequence numbers, so a chunk before that one ends
     before `seq`. A query of what lies past a watermark bounded by this reads the chunks past
-    it, one backward probe of (org, first_seq) first, not the tenant's whole history (chunks
-    are kept once staged: 10,000 rows a tenant in a full-size `bench.cdc` run)."""
+    it, one backward probe of (org, first_seq) first, not the tenant's kept history (chunks
+    stay for `cdc_chunk_retention_days` once staged and applied: thousands a tenant in a
+    full-size `bench.cdc` run). The pruning pass (`app/pruning`) only removes chunks that end
+    at or before the processed watermark; where it removed the one holding `seq`, the probe
+    finds an earlier chunk, or none, and the bound only reads more."""
     holding = (
         select(func.coalesce(func.max(CdcChunk.first_seq), 0))
         .where(CdcChunk.org == org, CdcChunk.first_seq <= seq)

@@ -13,6 +13,8 @@ from sqlalchemy.orm import Session
 from app.models import (
     Batch,
     BatchStatus,
+    CdcChunk,
+    CdcTenant,
     Consumer,
     ExpiredSnapshot,
     ForgottenSnapshots,
@@ -78,6 +80,23 @@ def idempotency_keys(session: Session, before: datetime, limit: int) -> int:
     if not chosen:
         return 0
     return session.execute(delete(IdempotencyKey).where(IdempotencyKey.id.in_(chosen))).rowcount
+
+
+def applied_cdc_chunks(session: Session, before: datetime, limit: int) -> int:
+    """CDC chunks staged before `before` whose every event the processor has applied: up to
+    the tenant's processed mirror, which never runs ahead of the raw table's watermark. Their
+    bodies went when they were staged; the lag reads only chunks from the one holding a
+    watermark on (`app/cdc/repository._from_chunk_holding`), and the one holding
+    `processed_seq + 1` ends past it, so it stays."""
+    ids = (
+        select(CdcChunk.id)
+        .join(CdcTenant, CdcTenant.org == CdcChunk.org)
+        .where(CdcChunk.staged_at < before, CdcChunk.last_seq <= CdcTenant.processed_seq)
+    )
+    chosen = list(session.scalars(ids.limit(limit)))
+    if not chosen:
+        return 0
+    return session.execute(delete(CdcChunk).where(CdcChunk.id.in_(chosen))).rowcount
 
 
 def _gdpr_done(before: datetime) -> ColumnElement[bool]:

@@ -28,8 +28,12 @@ The rules, one per table; each keeps what an answer or a guarantee still needs:
   a 410 (`app/changes/service.RangeResolver.by_time`), since expiry always takes a prefix of the
   dataset's linear history. The dataset's count of forgotten records (`forgotten_snapshots`)
   keeps an erasure's `snapshots_expired` exact; a forgotten id is a 404 that says so.
-- never: batches, datasets, keys, consumers, leases, CDC rows (CDC lag samples have their own
-  retention).
+- `cdc_chunks`: an accepted chunk of CDC events staged more than `cdc_chunk_retention_days`
+  ago whose every event the processor has applied (one row per accepted request: 25,000 in a
+  full-size `bench.cdc` run). A chunk not staged yet, or holding an event past the tenant's
+  processed watermark, is what the lag and the dumper read.
+- never: batches, datasets, keys, consumers, leases, the other CDC rows (mirrors, counters and
+  the Debezium keys; CDC lag samples have their own retention).
 
 Each rule deletes in chunks of `prune_chunk_rows`, one transaction per chunk, so a large
 backlog never holds locks long; cutoffs are read from the store's clock once per pass.
@@ -58,6 +62,7 @@ TABLES = (
     "outbox",
     "idempotency_keys",
     "expired_snapshots",
+    "cdc_chunks",
 )
 PRUNED = PromCounter(
     "icebatch_store_rows_pruned",
@@ -93,6 +98,7 @@ def prune(settings: Settings | None = None) -> dict[str, int]:
     jobs_before = _cutoff(now, settings.job_retention_days)
     keys_before = _cutoff(now, settings.idempotency_key_retention_days)
     snapshots_before = _cutoff(now, settings.expired_snapshot_retention_days)
+    chunks_before = _cutoff(now, settings.cdc_chunk_retention_days)
 
     def restatements() -> dict[str, int]:
         with session_scope() as session:
@@ -112,6 +118,10 @@ def prune(settings: Settings | None = None) -> dict[str, int]:
         with session_scope() as session:
             return {"idempotency_keys": repository.idempotency_keys(session, keys_before, limit)}
 
+    def chunks() -> dict[str, int]:
+        with session_scope() as session:
+            return {"cdc_chunks": repository.applied_cdc_chunks(session, chunks_before, limit)}
+
     pruned: Counter[str] = Counter(dict.fromkeys(TABLES, 0))
     # owners first: a restatement's job is only free to go once the restatement has gone.
     # The privacy jobs are selected once a pass (a grouped scan of every privacy job and its
@@ -127,6 +137,7 @@ def prune(settings: Settings | None = None) -> dict[str, int]:
     _drain(outbox, "outbox", limit, pruned)
     _drain(jobs, "jobs", limit, pruned)
     _drain(keys, "idempotency_keys", limit, pruned)
+    _drain(chunks, "cdc_chunks", limit, pruned)
     # last: a record frees once the restatements naming it are gone. Read in key order, as a
     # named or oldest record is kept for good and would fill every first chunk
     after: repository.Key | None = None

@@ -1,6 +1,7 @@
 """The accepted chunks against the tenant's watermarks: `GET /v1/cdc/lag`'s oldest unstaged and
 oldest unprocessed chunk, and the dumper's `mark_staged`, equal a plain fold over the chunks on
-random histories (both stores), and on PostgreSQL they read the chunks past the watermark, not
+random histories (both stores), before and after the pruning pass removed chunks staged and
+applied, and on PostgreSQL they read the chunks past the watermark, not
 the tenant's whole history: chunks are kept once staged, and the lag is polled by every UI tab,
 Prometheus scrape and `bench.cdc` (4 times a second a tenant)."""
 
@@ -19,6 +20,7 @@ from sqlalchemy.orm import Session
 from app.cdc import repository, service
 from app.db import session_scope
 from app.models import CdcChunk, CdcTenant
+from app.pruning import repository as pruning
 from tests.fixtures.environments import Environment
 from tests.fixtures.profile import EXAMPLES
 
@@ -62,10 +64,10 @@ def _seed(session: Session, org: str, chunks: list[Chunk], staged: int, processe
             min_ts=c.max_ts,
             max_ts=c.max_ts,
             accepted_at=c.accepted_at,
-            staged_at=T0 if c.last <= staged else None,
+            staged_at=T0 + timedelta(minutes=i) if c.last <= staged else None,
             body=None if c.last <= staged else b"events",
         )
-        for c in chunks
+        for i, c in enumerate(chunks)
     )
 
 
@@ -76,8 +78,10 @@ HISTORY = st.lists(st.integers(1, 6), max_size=25).flatmap(
         st.lists(st.integers(0, 48), min_size=len(sizes), max_size=len(sizes)),
         st.integers(0, len(sizes)),  # chunks staged
         st.floats(0, 1),  # how far through the staged events the processor is
+        st.integers(0, len(sizes)),  # the pruning's cutoff, in minutes past T0
     )
 )
+History = tuple[list[int], list[int], list[int], int, float, int]
 
 
 @settings(
@@ -86,10 +90,11 @@ HISTORY = st.lists(st.integers(1, 6), max_size=25).flatmap(
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(history=HISTORY)
-def test_lag_of_the_chunks_equals_a_fold_over_them(
-    stack: Environment, history: tuple[list[int], list[int], list[int], int, float]
-) -> None:
-    sizes, accepted, newest, staged_chunks, through = history
+def test_lag_of_the_chunks_equals_a_fold_over_them(stack: Environment, history: History) -> None:
+    """Before and after the pruning pass's rule for chunks (`app/pruning`) removed those staged
+    before a cutoff and applied: the lag is the fold's over every chunk, and the chunks left
+    are the others."""
+    sizes, accepted, newest, staged_chunks, through, cutoff = history
     chunks = _chunks(sizes, accepted, newest)
     staged = chunks[staged_chunks - 1].last if staged_chunks else 0
     processed = int(staged * through)  # the processor stops inside a chunk as often as not
@@ -98,20 +103,28 @@ def test_lag_of_the_chunks_equals_a_fold_over_them(
         _seed(session, org, chunks, staged, processed)
     unstaged = [c.accepted_at for c in chunks if c.last > staged]
     unprocessed = [c.accepted_at for c in chunks if c.last > processed]
-    with session_scope() as session:
-        tenant = session.get(CdcTenant, org)
-        assert tenant is not None
-        lag = service.lag_of(session, tenant, T0 + timedelta(hours=1))
-        # what `POST /v1/cdc/process` asks before it queues the dumper, with the mirror read now
-        # or before the dumper moved it
-        waiting = {repository.any_unstaged(session, org, seen) for seen in (staged, 0)}
-    assert waiting == {bool(unstaged)}
-    assert lag.oldest_unstaged_age_seconds == (
-        (T0 + timedelta(hours=1) - min(unstaged)).total_seconds() if unstaged else 0.0
-    )
-    assert lag.oldest_unprocessed_age_seconds == (
-        (T0 + timedelta(hours=1) - unprocessed[0]).total_seconds() if unprocessed else 0.0
-    )
+    kept = {c.first for i, c in enumerate(chunks) if not (i < cutoff and c.last <= processed)}
+    for pruned in (False, True):
+        if pruned:
+            with session_scope() as session:  # every tenant's, as the pass does
+                pruning.applied_cdc_chunks(session, T0 + timedelta(minutes=cutoff), 10**6)
+            with session_scope() as session:
+                left = session.scalars(select(CdcChunk.first_seq).where(CdcChunk.org == org))
+                assert set(left) == kept
+        with session_scope() as session:
+            tenant = session.get(CdcTenant, org)
+            assert tenant is not None
+            lag = service.lag_of(session, tenant, T0 + timedelta(hours=1))
+            # what `POST /v1/cdc/process` asks before it queues the dumper, with the mirror
+            # read now or before the dumper moved it
+            waiting = {repository.any_unstaged(session, org, seen) for seen in (staged, 0)}
+        assert waiting == {bool(unstaged)}
+        assert lag.oldest_unstaged_age_seconds == (
+            (T0 + timedelta(hours=1) - min(unstaged)).total_seconds() if unstaged else 0.0
+        )
+        assert lag.oldest_unprocessed_age_seconds == (
+            (T0 + timedelta(hours=1) - unprocessed[0]).total_seconds() if unprocessed else 0.0
+        )
 
 
 @settings(
@@ -121,14 +134,12 @@ def test_lag_of_the_chunks_equals_a_fold_over_them(
 )
 @given(history=HISTORY, steps=st.lists(st.integers(0, 4), max_size=8))
 def test_mark_staged_keeps_the_newest_event_time_of_every_staged_chunk(
-    stack: Environment,
-    history: tuple[list[int], list[int], list[int], int, float],
-    steps: list[int],
+    stack: Environment, history: History, steps: list[int]
 ) -> None:
     """The dumper's runs stage a few chunks each (or none: a run that repairs the mirror from
     the staging table's summary marks what it already marked); after each, the mirror holds the
     newest event time of every chunk up to it, those chunks' bodies are gone, the others kept."""
-    sizes, accepted, newest, _, _ = history
+    sizes, accepted, newest, _, _, _ = history
     chunks = _chunks(sizes, accepted, newest)
     org = f"wm-{uuid.uuid4().hex[:10]}"
     with session_scope() as session:

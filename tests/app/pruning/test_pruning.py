@@ -1,9 +1,9 @@
 """Pruning the metadata store (`app/pruning/service.py`): a store of jobs, outbox messages,
-idempotency keys, batches, restatements, privacy jobs, consumers and records of expired
-snapshots of every state and age (`store_model.py`), pruned, and the rows left per table
-compared with a plain Python model of the rules; the receipts the API serves are the same before
-and after; a second pass deletes nothing; every DELETE stays within its chunk. On both stores,
-each in a store of its own (`fresh_stack`)."""
+idempotency keys, batches, restatements, privacy jobs, consumers, records of expired snapshots
+and CDC chunks of every state and age (`store_model.py`), pruned, and the rows left per table
+compared with a plain Python model of the rules; the receipts the API serves, and the CDC
+tenant's lag, are the same before and after; a second pass deletes nothing; every DELETE
+stays within its chunk. On both stores, each in a store of its own (`fresh_stack`)."""
 
 from __future__ import annotations
 
@@ -40,6 +40,22 @@ def deletes() -> Iterator[list[tuple[str, int]]]:
     event.listen(Engine, "after_cursor_execute", count)
     yield seen
     event.remove(Engine, "after_cursor_execute", count)
+
+
+def chunk_lag(store: Store) -> tuple[Any, ...]:
+    """When the CDC tenant's oldest unstaged and oldest unprocessed chunk were accepted."""
+    from app.cdc import repository as cdc
+    from app.db import session_scope
+    from app.models import CdcTenant
+
+    with session_scope() as session:
+        tenant = session.get(CdcTenant, store.org)
+        assert tenant is not None
+        return (
+            cdc.oldest_unstaged_at(session, store.org, tenant.staged_seq),
+            cdc.oldest_unprocessed_at(session, store.org, tenant.processed_seq),
+            cdc.any_unstaged(session, store.org, tenant.staged_seq),
+        )
 
 
 def receipts(client: TestClient, store: Store, kept: dict[str, set[Any]]) -> dict[str, Any]:
@@ -96,6 +112,7 @@ def test_pruning_keeps_every_receipt_and_removes_what_the_rules_say(
         "restatements": len(store.restatements),
         "privacy_jobs": len(store.privacy_jobs),
         "batches": len(store.batches),
+        "cdc_chunks": len(store.chunks),
     }
     # the model prunes something of every table it prunes, and keeps something of each
     for table in service.TABLES:
@@ -104,6 +121,9 @@ def test_pruning_keeps_every_receipt_and_removes_what_the_rules_say(
         in_force = [r.id for r in privacy.gdpr_in_force(session, dataset_id)]
     assert in_force
     served = receipts(client, store, expected)
+    lag = chunk_lag(store)
+    assert None not in lag[:2]
+    assert lag[2]
     with session_scope() as session:  # an erasure's count of the snapshots expired before it
         expired_before = retention.count_expired_before(session, dataset_id, 2**62)
     assert expired_before == len(store.records)
@@ -127,6 +147,7 @@ def test_pruning_keeps_every_receipt_and_removes_what_the_rules_say(
     with session_scope() as session:
         assert [r.id for r in privacy.gdpr_in_force(session, dataset_id)] == in_force
     assert receipts(client, store, expected) == served
+    assert chunk_lag(store) == lag
     for jid in set(store.jobs) - expected["jobs"]:
         assert client.get(f"/v1/jobs/{jid}").status_code == 404
     # chunked: no statement deleted more than a chunk of the table it drives (a privacy job
@@ -139,6 +160,7 @@ def test_pruning_keeps_every_receipt_and_removes_what_the_rules_say(
         "jobs": 2 * chunk,
         "outbox": 4 * chunk,
         "expired_snapshots": chunk,
+        "cdc_chunks": chunk,
     }
     for table, rows in deletes:
         assert rows <= limits[table], (table, rows)
