@@ -383,7 +383,7 @@ def merge_step(args: argparse.Namespace, env: dict[str, str], tenant: Tenant) ->
     from app.jobs.kinds import JobKind
     from app.models import CdcTenant, Dataset, Job, JobState
     from workers.cdc import task as cdc_task  # noqa: F401 - registers the CDC tasks
-    from workers.cdc.process import quoted
+    from workers.cdc.merge import quoted
     from workers.celery_app import celery
     from workers.spark.session import get_spark
 

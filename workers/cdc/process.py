@@ -15,16 +15,16 @@ Under the tenant's lock (the raw dataset's commit lease) one run:
 4. MERGEs one row per entity (copy-on-write), the snapshot carrying `icebatch.cdc.watermark`
    = H. A crash before the commit leaves W, so the run is redone; after it, the next run
    starts at H: no event is lost or applied twice.
+
+The MERGE statement and a run's Spark settings are `workers/cdc/merge.py`'s; what follows a
+commit (the processed mirror, the compaction trigger), `workers/cdc/upkeep.py`'s.
 """
 
 from __future__ import annotations
 
 import logging
 import time
-import uuid
 import warnings
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,91 +33,26 @@ from pyiceberg.table import Table
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from app import clock
 from app.cdc import repository, service
 from app.config import get_settings
 from app.db import session_scope
-from app.errors import Conflict
 from app.jobs.results import CdcProcessResult
 from app.jobs.stages import Stage
 from app.lake import cdc as lake
 from app.lake import pipeline
 from app.lake.catalog import get_catalog
 from app.lake.pipeline import Committed, OperationKind, Summary
-from app.maintenance import service as maintenance
-from app.maintenance.schemas import CompactRequest
 from app.models import CdcTenant, Dataset
-from workers.cdc import clusters
+from workers.cdc import clusters, upkeep
 from workers.cdc.fold import folder, output_ddl
 from workers.cdc.inputs import RunInput, run_input
+from workers.cdc.merge import RUN_CONF, merge, quoted, sql_conf
 from workers.cdc.tenant_lock import tenant_lock
 from workers.runtime import JobContext, PermanentJobError
 from workers.spark import iceberg_java
 from workers.spark.session import get_spark, small_frame
 
 log = logging.getLogger(__name__)
-GROUP_FILTER = "spark.sql.optimizer.runtime.rowLevelOperationGroupFilter.enabled"
-# Each run plans new queries (its bounds and batch id are literals in the generated code), so
-# whole-stage code generation compiles fresh classes that the JIT compiles again every run:
-# without it a 100k-event run took 11 % less CPU (bench/RESULTS.md, CDC)
-RUN_CONF = {"spark.sql.codegen.wholeStage": "false"}
-
-
-def quoted(identifier: str) -> str:
-    catalog = get_settings().catalog_name
-    return ".".join(f"`{part}`" for part in [catalog, *identifier.split(".")])
-
-
-def _commit_properties(spark: SparkSession, properties: dict[str, str]) -> Any:
-    """Iceberg's per-thread commit properties (`CommitMetadata`), which Spark's writes add to
-    their snapshot summary; py4j runs this thread's calls on one JVM thread."""
-    jvm: Any = spark._jvm
-    loader = jvm.java.lang.Thread.currentThread().getContextClassLoader()
-    cls = jvm.java.lang.Class.forName("org.apache.iceberg.spark.CommitMetadata", True, loader)
-    field = cls.getDeclaredField("COMMIT_PROPERTIES")
-    field.setAccessible(True)
-    local = field.get(None)
-    values = jvm.java.util.HashMap()
-    for key, value in properties.items():
-        values.put(key, value)
-    local.set(values)
-    return local
-
-
-def merge(
-    spark: SparkSession,
-    raw_name: str,
-    source: DataFrame,
-    columns: list[str],
-    properties: dict[str, str],
-    group_filter: bool = True,
-) -> None:
-    """MERGE the source into the raw table in one snapshot carrying `properties`.
-
-    `group_filter` off skips Spark's first pass that finds the files a copy-on-write MERGE must
-    rewrite (a join of the whole table with the source): with a few times more touched
-    entities than data files, every file holds one of them anyway."""
-    view = f"cdc_source_{uuid.uuid4().hex}"
-    source.createOrReplaceTempView(view)
-    updates = ", ".join(f"t.`{c}` = s.`{c}`" for c in columns)
-    names = ", ".join(f"`{c}`" for c in columns)
-    values = ", ".join(f"s.`{c}`" for c in columns)
-    statement = f"""
-        MERGE INTO {raw_name} t USING {view} s ON t.entity_id = s.entity_id
-        WHEN MATCHED AND s._action = 'delete' THEN DELETE
-        WHEN MATCHED AND s._action = 'upsert' THEN UPDATE SET {updates}
-        WHEN MATCHED AND s._action = 'relabel' AND t.cluster_id <> s.cluster_id
-            THEN UPDATE SET t.cluster_id = s.cluster_id, t._batch_id = s._batch_id
-        WHEN NOT MATCHED AND s._action = 'upsert' THEN INSERT ({names}) VALUES ({values})
-    """
-    local = _commit_properties(spark, properties)
-    spark.conf.set(GROUP_FILTER, str(group_filter).lower())
-    try:
-        spark.sql(statement)
-    finally:
-        spark.conf.unset(GROUP_FILTER)
-        local.remove()
-        spark.catalog.dropTempView(view)
 
 
 class Laps:
@@ -154,12 +89,12 @@ def process(ctx: JobContext) -> CdcProcessResult:
         catalog = get_catalog()
         table = catalog.load_table(identifier)
         low, max_ts = lake.raw_watermark(table)
-        files = _data_files(table)
+        files = upkeep.data_files(table)
         staging = lake.ensure_staging(catalog)
         committed = lake.staged_seq(staging, org) or 0
         high = min(max(staged_through, committed), low + settings.cdc_max_events_per_run)
         if high <= low:
-            _mirror(org, low, max_ts)
+            upkeep.mirror(org, low, max_ts)
             return CdcProcessResult(applied=0, watermark=low)
         lap("lock")
         ctx.set_stage(Stage.PLAN, 0.1)
@@ -327,12 +262,12 @@ class CdcMerge:
     def record(self, committed: Committed, plan: Merge | None) -> CdcProcessResult:
         info, run = self.info, self.run
         if plan is None:  # a retry whose MERGE landed
-            _mirror(info.org, info.high, run.newest)
+            upkeep.mirror(info.org, info.high, run.newest)
             return CdcProcessResult(applied=run.events, watermark=info.high)
         with session_scope() as session:  # re-created
             repository.forget_deletions(session, info.org, run.deleted - set(plan.deleted))
-        _mirror(info.org, info.high, plan.newest)
-        _compact_when_fragmented(self.ctx, get_catalog().load_table(info.identifier))
+        upkeep.mirror(info.org, info.high, plan.newest)
+        upkeep.compact_when_fragmented(self.ctx, get_catalog().load_table(info.identifier))
         info.lap("commit")
         log.info("cdc run of %s applied through %s: seconds %s", info.org, info.high, info.lap.took)
         actions = plan.actions
@@ -362,65 +297,3 @@ class RunInfo:
     max_ts: Any
     files: int
     lap: Laps
-
-
-@contextmanager
-def sql_conf(spark: SparkSession, conf: dict[str, str]) -> Iterator[None]:
-    """Session SQL settings for the length of a block (a worker runs one job at a time)."""
-    before: dict[str, str | None] = {key: spark.conf.get(key, None) for key in conf}
-    for key, value in conf.items():
-        spark.conf.set(key, value)
-    try:
-        yield
-    finally:
-        for key, old in before.items():
-            if old is None:
-                spark.conf.unset(key)
-            else:
-                spark.conf.set(key, old)
-
-
-def _data_files(table: Any) -> int:
-    snapshot = table.current_snapshot()
-    summary = snapshot.summary if snapshot is not None and snapshot.summary else None
-    return int(summary.additional_properties.get("total-data-files", 0)) if summary else 0
-
-
-def _mirror(org: str, seq: int, newest: Any) -> None:
-    with session_scope() as session:
-        tenant = repository.locked_tenant(session, org)
-        if tenant is None:
-            return
-        if seq >= tenant.processed_seq:
-            tenant.processed_seq = seq
-            tenant.processed_max_ts = newest
-        tenant.processed_at = clock.db_now(session)
-
-
-def _compact_when_fragmented(ctx: JobContext, table: Any) -> None:
-    """Queue a bin-pack compaction of the raw table when a partition holds more than
-    `cdc_compact_files` data files. A copy-on-write merge rewrites the files of the entities it
-    updates, but new entities land in new files: runs that mostly insert fragment it."""
-    if _data_files(table) <= get_settings().cdc_compact_files:
-        return  # no partition can hold more (and PyIceberg's inspect fails on an empty table)
-    files = table.inspect.files().select(["partition"]).column("partition").to_pylist()
-    per_partition: dict[str, int] = {}
-    for partition in files:
-        key = repr(sorted(partition.items())) if isinstance(partition, dict) else repr(partition)
-        per_partition[key] = per_partition.get(key, 0) + 1
-    most = max(per_partition.values(), default=0)
-    if most <= get_settings().cdc_compact_files:
-        return
-    with session_scope() as session:
-        dataset = session.get(Dataset, ctx.subject_id)
-        if dataset is None:
-            return
-        try:
-            job = maintenance.start_compaction(
-                session, get_catalog(), dataset, CompactRequest(min_input_files=2)
-            )
-        except Conflict:
-            return  # a rewrite of the raw table is already queued or running
-        log.info(
-            "raw table of %s: %s files in a partition; compaction job %s", ctx.org, most, job.id
-        )
