@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
+from typing import Any
 
-from sqlalchemy import ColumnElement, and_, case, delete, exists, func, not_, or_, select
+from sqlalchemy import ColumnElement, Select, and_, case, delete, exists, func, not_, or_, select
 from sqlalchemy.orm import Session
 
 from app.models import (
@@ -47,6 +48,19 @@ def _delete_jobs(session: Session, job_ids: Sequence[str]) -> tuple[int, int]:
     return jobs.rowcount, outbox.rowcount
 
 
+def _delete_first(
+    session: Session,
+    entity: type[OutboxMessage | IdempotencyKey | CdcChunk],
+    ids: Select[Any],
+    limit: int,
+) -> int:
+    """Delete the first `limit` rows of `entity` whose ids `ids` selects; how many went."""
+    chosen = list(session.scalars(ids.limit(limit)))
+    if not chosen:
+        return 0
+    return session.execute(delete(entity).where(entity.id.in_(chosen))).rowcount
+
+
 def delivered_outbox(session: Session, before: datetime, limit: int) -> int:
     """Outbox rows published before `before` whose job is over: nothing reads them again (the
     reconciler only looks at unpublished rows and at queued jobs' latest ones)."""
@@ -54,10 +68,7 @@ def delivered_outbox(session: Session, before: datetime, limit: int) -> int:
         OutboxMessage.published_at < before,
         exists().where(Job.id == OutboxMessage.job_id, Job.state.in_(FINISHED)),
     )
-    chosen = list(session.scalars(ids.limit(limit)))
-    if not chosen:
-        return 0
-    return session.execute(delete(OutboxMessage).where(OutboxMessage.id.in_(chosen))).rowcount
+    return _delete_first(session, OutboxMessage, ids, limit)
 
 
 def finished_jobs(session: Session, before: datetime, limit: int) -> tuple[int, int]:
@@ -76,10 +87,7 @@ def finished_jobs(session: Session, before: datetime, limit: int) -> tuple[int, 
 def idempotency_keys(session: Session, before: datetime, limit: int) -> int:
     """Idempotency keys first used before `before`."""
     ids = select(IdempotencyKey.id).where(IdempotencyKey.created_at < before)
-    chosen = list(session.scalars(ids.limit(limit)))
-    if not chosen:
-        return 0
-    return session.execute(delete(IdempotencyKey).where(IdempotencyKey.id.in_(chosen))).rowcount
+    return _delete_first(session, IdempotencyKey, ids, limit)
 
 
 def applied_cdc_chunks(session: Session, before: datetime, limit: int) -> int:
@@ -93,10 +101,7 @@ def applied_cdc_chunks(session: Session, before: datetime, limit: int) -> int:
         .join(CdcTenant, CdcTenant.org == CdcChunk.org)
         .where(CdcChunk.staged_at < before, CdcChunk.last_seq <= CdcTenant.processed_seq)
     )
-    chosen = list(session.scalars(ids.limit(limit)))
-    if not chosen:
-        return 0
-    return session.execute(delete(CdcChunk).where(CdcChunk.id.in_(chosen))).rowcount
+    return _delete_first(session, CdcChunk, ids, limit)
 
 
 def _gdpr_done(before: datetime) -> ColumnElement[bool]:

@@ -12,6 +12,8 @@ from typing import Any
 
 from sqlalchemy import select
 
+from tests.app.pruning import cdc_model
+
 AGES_DAYS = (0.01, 2, 45, 400)  # around the defaults: outbox/keys 1, jobs/restatements 30, 365
 FINISHED = ("succeeded", "failed")
 LIVE = ("queued", "running")
@@ -46,8 +48,6 @@ def build(rng: random.Random, org: str, dataset_id: str) -> Store:
     from app.db import session_scope
     from app.models import (
         Batch,
-        CdcChunk,
-        CdcTenant,
         Consumer,
         ExpiredSnapshot,
         IdempotencyKey,
@@ -240,42 +240,7 @@ def build(rng: random.Random, org: str, dataset_id: str) -> Store:
         if namer is not None:
             store.records[snapshot_id][namer] = True
     record(2**42, 400, seq=1)
-    # the org's CDC chunks: dense ranges, the first ones staged (oldest first, the last three
-    # within the retention), the processor past the first of those three, inside a chunk as
-    # often as not: of the chunks it applied, the old ones go and the young ones stay
-    sizes = [rng.randint(1, 4) for _ in range(30)]
-    staged_count = rng.randint(20, 27)
-    ages = sorted((rng.choice(AGES_DAYS) for _ in range(staged_count - 3)), reverse=True)
-    ages += [AGES_DAYS[0]] * 3
-    last = 0
-    for i, size in enumerate(sizes):
-        staged_age = ages[i] if i < staged_count else None
-        store.chunks[last + 1] = {"last": last + size, "staged_age": staged_age}
-        rows.append(
-            CdcChunk(
-                org=org,
-                first_seq=last + 1,
-                last_seq=last + size,
-                count=size,
-                min_ts=_ago(now, 500),
-                max_ts=_ago(now, 500),
-                accepted_at=_ago(now, (staged_age or 0) + 0.001),
-                staged_at=None if staged_age is None else _ago(now, staged_age),
-                body=b"events" if staged_age is None else None,
-            )
-        )
-        last += size
-    staged_seq = sum(sizes[:staged_count])
-    store.processed_seq = rng.randint(sum(sizes[: staged_count - 2]), staged_seq)
-    rows.append(
-        CdcTenant(
-            org=org,
-            config={},
-            accepted_seq=last,
-            staged_seq=staged_seq,
-            processed_seq=store.processed_seq,
-        )
-    )
+    store.chunks, store.processed_seq = cdc_model.build(rng, org, now, AGES_DAYS, rows)
     with session_scope() as session:
         for row in rows:  # parents first: datasets, jobs, then the rows that name them
             session.add(row)
@@ -361,12 +326,7 @@ def model(store: Store, settings: Any) -> dict[str, set[Any]]:
         or r["restatement"] in kept_restatements
         or r["seq"] == oldest
     }
-    chunk_days = settings.cdc_chunk_retention_days
-    chunks = {
-        first
-        for first, c in store.chunks.items()
-        if not (old(c["staged_age"], chunk_days) and c["last"] <= store.processed_seq)
-    }
+    chunks = cdc_model.kept(store.chunks, store.processed_seq, settings.cdc_chunk_retention_days)
     return {
         "expired_snapshots": records,
         "cdc_chunks": chunks,
@@ -384,7 +344,6 @@ def present(store: Store) -> dict[str, set[Any]]:
     from app.db import session_scope
     from app.models import (
         Batch,
-        CdcChunk,
         ExpiredSnapshot,
         IdempotencyKey,
         Job,
@@ -402,9 +361,7 @@ def present(store: Store) -> dict[str, set[Any]]:
                     )
                 )
             ),
-            "cdc_chunks": set(
-                session.scalars(select(CdcChunk.first_seq).where(CdcChunk.org == store.org))
-            ),
+            "cdc_chunks": cdc_model.present(session, store.org),
             "jobs": set(session.scalars(select(Job.id).where(Job.org == store.org))),
             "outbox": set(
                 session.scalars(
