@@ -15,7 +15,8 @@ before anything is timed (JSON lines, ~150-250 bytes each).
    times 1 s-10 min in the past; 3 % carry a link to another entity of the tenant) offered at
    `--rate` events/s in total, one chunk per tenant per second. Each chunk's lag is the time
    from its 202 to the lag endpoint's `processed` reaching its last sequence number (polled
-   every 0.25 s); printed as p50/p99, with the seed's `replication_lag_seconds` (event time)
+   every 0.25 s); printed as p50/p99 with the part of it until the chunk was staged (`staged`
+   reaching it: the wait for a dumper job), the seed's `replication_lag_seconds` (event time)
    sampled meanwhile, the events/s applied end to end (events / (last applied - first
    posted)) and each request's round trip as the client saw it (p50/p99).
 4. **Merge step**: with the workers stopped, `--merge-events` more events for the first
@@ -31,6 +32,8 @@ before anything is timed (JSON lines, ~150-250 bytes each).
 client goes with the workers stopped (changes of rows phase 1 created); each phase prints the
 CPU it took per event in the API's processes and in PostgreSQL's (every process of the server:
 run it with nothing else using the server).
+
+`--worker-concurrency N`: the two workers run with `--concurrency N` (one slot each by default).
 
 `--debezium`: the same, as Debezium's PostgreSQL connector would send it through Debezium
 Server's HTTP sink: each event a change event value (a PATCH becomes an update carrying the
@@ -150,10 +153,16 @@ def main() -> None:
     parser.add_argument(
         "--accept-only", action="store_true", help="stop after the accept phase (to profile it)"
     )
+    parser.add_argument(
+        "--worker-concurrency", type=int, default=1, help="`icebatch worker --concurrency`"
+    )
     args = parser.parse_args()
     for name in ("entities", "events", "merge_events"):
         setattr(args, name, int(getattr(args, name) * args.scale))
-    machine_line("local[2]", f", {args.api_processes} API process(es), 2 workers")
+    machine_line(
+        "local[2]",
+        f", {args.api_processes} API process(es), 2 workers of {args.worker_concurrency} slot(s)",
+    )
     database = f"bench_cdc_{uuid.uuid4().hex[:8]}"
     with psycopg.connect(f"{PG}/postgres", autocommit=True) as conn:
         conn.execute(f'CREATE DATABASE "{database}"')
@@ -179,10 +188,11 @@ def main() -> None:
                     conn.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
 
 
-def start_workers(env: dict[str, str], work: Path, procs: Procs) -> Procs:
+def start_workers(env: dict[str, str], work: Path, procs: Procs, concurrency: int = 1) -> Procs:
+    worker = [ICEBATCH, "worker", "--concurrency", str(concurrency)]
     workers = [
-        start([ICEBATCH, "worker", "--beat"], env, work / "worker-a.log"),
-        start([ICEBATCH, "worker"], env, work / "worker-b.log"),
+        start([*worker, "--beat"], env, work / "worker-a.log"),
+        start(worker, env, work / "worker-b.log"),
     ]
     procs.extend(workers)
     return workers
@@ -258,7 +268,7 @@ def run(args: argparse.Namespace, env: dict[str, str], work: Path, procs: Procs)
         return
 
     # 2. drain the creation backlog
-    workers = start_workers(env, work, procs)
+    workers = start_workers(env, work, procs, args.worker_concurrency)
     drain_s = drained(tenants, procs, timeout=3600)
     print(
         f"drain: {created:,} events applied in {drain_s:.1f} s (workers' start included) = "
@@ -270,7 +280,9 @@ def run(args: argparse.Namespace, env: dict[str, str], work: Path, procs: Procs)
     # per tenant, its posted chunks not yet applied, oldest first (a tenant posts one request at
     # a time, so their sequence numbers ascend): the watcher pops what `processed` passed
     waiting: dict[Tenant, deque[tuple[int, float]]] = {t: deque() for t in tenants}
+    unstaged: dict[Tenant, deque[tuple[int, float]]] = {t: deque() for t in tenants}
     latencies: list[float] = []
+    staging: list[float] = []  # each chunk's 202 -> staged: the part of its lag before a run
     requests: list[float] = []  # each request's round trip, as the client saw it
     lags: list[float] = []
     lock = threading.Lock()
@@ -288,6 +300,7 @@ def run(args: argparse.Namespace, env: dict[str, str], work: Path, procs: Procs)
                     requests.append(answered - sent)
                     if accepted["last_sequence"] is not None:
                         waiting[t].append((accepted["last_sequence"], answered))
+                        unstaged[t].append((accepted["last_sequence"], answered))
 
     last_applied = t0
     stop_watch = threading.Event()
@@ -299,6 +312,9 @@ def run(args: argparse.Namespace, env: dict[str, str], work: Path, procs: Procs)
                 figures = t.lag()
                 now_s = time.monotonic()
                 with lock:
+                    chunks = unstaged[t]
+                    while chunks and figures["staged"] >= chunks[0][0]:
+                        staging.append(now_s - chunks.popleft()[1])
                     chunks = waiting[t]
                     while chunks and figures["processed"] >= chunks[0][0]:
                         latencies.append(now_s - chunks.popleft()[1])
@@ -321,7 +337,8 @@ def run(args: argparse.Namespace, env: dict[str, str], work: Path, procs: Procs)
         f"(achieved offer {streamed_events / offered_s:,.0f}/s); applied end to end "
         f"{streamed_events / end_to_end:,.0f} events/s; chunk lag (202 -> applied) "
         f"p50 {percentile(latencies, 0.5):.1f} s, p99 {percentile(latencies, 0.99):.1f} s, "
-        f"max {max(latencies):.1f} s; seed replication_lag_seconds p50 "
+        f"max {max(latencies):.1f} s (of it 202 -> staged p50 {percentile(staging, 0.5):.1f} s, "
+        f"p99 {percentile(staging, 0.99):.1f} s); seed replication_lag_seconds p50 "
         f"{percentile(lags, 0.5):.1f} s, p99 {percentile(lags, 0.99):.1f} s",
         flush=True,
     )

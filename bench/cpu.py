@@ -115,9 +115,11 @@ def per_event(used: dict[str, float], events: int) -> str:
 
 class PhaseCpu:
     """Where a phase's CPU went, in cores: the API, PostgreSQL, the workers (their
-    Python and Spark processes; the JVMs' JIT compiler threads apart) and this load generator."""
+    Python and Spark processes; the JVMs' JIT compiler and garbage collector threads apart)
+    and this load generator."""
 
     JIT = ("C1 CompilerThre", "C2 CompilerThre")
+    GC = ("GC Thread", "G1 ")  # G1's parallel workers, concurrent markers, refiners
 
     def __init__(self, api_pid: int, worker_pids: list[int]) -> None:
         self.workers = lambda: [pid for w in worker_pids for pid in tree(w)]
@@ -129,16 +131,18 @@ class PhaseCpu:
                 "load generator": lambda: [os.getpid()],
             }
         )
-        self.jit = self._jit()
+        self.jit, self.gc = self._threads(self.JIT), self._threads(self.GC)
 
-    def _jit(self) -> dict[int, float]:
-        return {pid: named_threads_seconds(pid, self.JIT) for pid in java(self.workers())}
+    def _threads(self, prefixes: tuple[str, ...]) -> dict[int, float]:
+        return {pid: named_threads_seconds(pid, prefixes) for pid in java(self.workers())}
 
     def line(self, seconds: float, events: int) -> str:
         used = self.meter.used()
-        jit = sum(s - self.jit.get(pid, 0.0) for pid, s in self._jit().items())
+        jit = sum(s - self.jit.get(pid, 0.0) for pid, s in self._threads(self.JIT).items())
+        gc = sum(s - self.gc.get(pid, 0.0) for pid, s in self._threads(self.GC).items())
         cores = ", ".join(f"{name} {value / seconds:.2f}" for name, value in used.items())
         return (
             f"cpu over the phase ({seconds:.0f} s), cores: {cores} (of the workers', the JIT "
-            f"compilers {jit / seconds:.2f}); per event: {per_event(used, events)}"
+            f"compilers {jit / seconds:.2f}, the garbage collectors {gc / seconds:.2f}); "
+            f"per event: {per_event(used, events)}"
         )
