@@ -33,7 +33,9 @@ client goes with the workers stopped (changes of rows phase 1 created); each pha
 CPU it took per event in the API's processes and in PostgreSQL's (every process of the server:
 run it with nothing else using the server).
 
-`--worker-concurrency N`: the two workers run with `--concurrency N` (one slot each by default).
+`--workers 1|2`, `--worker-concurrency N`: how many `icebatch worker` processes run (two by
+default, the first with the beat), each with `--concurrency N` slots (one by default). One worker
+of two slots runs the same number of jobs at once in one JVM: its Spark code is compiled once.
 
 `--debezium`: the same, as Debezium's PostgreSQL connector would send it through Debezium
 Server's HTTP sink: each event a change event value (a PATCH becomes an update carrying the
@@ -156,12 +158,14 @@ def main() -> None:
     parser.add_argument(
         "--worker-concurrency", type=int, default=1, help="`icebatch worker --concurrency`"
     )
+    parser.add_argument("--workers", type=int, default=2, choices=(1, 2), help="worker processes")
     args = parser.parse_args()
     for name in ("entities", "events", "merge_events"):
         setattr(args, name, int(getattr(args, name) * args.scale))
     machine_line(
         "local[2]",
-        f", {args.api_processes} API process(es), 2 workers of {args.worker_concurrency} slot(s)",
+        f", {args.api_processes} API process(es), {args.workers} worker(s) of "
+        f"{args.worker_concurrency} slot(s)",
     )
     database = f"bench_cdc_{uuid.uuid4().hex[:8]}"
     with psycopg.connect(f"{PG}/postgres", autocommit=True) as conn:
@@ -188,12 +192,23 @@ def main() -> None:
                     conn.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
 
 
-def start_workers(env: dict[str, str], work: Path, procs: Procs, concurrency: int = 1) -> Procs:
+def passed(chunks: deque[tuple[int, float]], through: int, now: float, ages: list[float]) -> bool:
+    """Pop the chunks (last sequence number, answered at) that `through` has reached, their ages
+    at `now` into `ages`: whether there was one."""
+    popped = False
+    while chunks and through >= chunks[0][0]:
+        ages.append(now - chunks.popleft()[1])
+        popped = True
+    return popped
+
+
+def start_workers(
+    env: dict[str, str], work: Path, procs: Procs, concurrency: int = 1, count: int = 2
+) -> Procs:
     worker = [ICEBATCH, "worker", "--concurrency", str(concurrency)]
-    workers = [
-        start([*worker, "--beat"], env, work / "worker-a.log"),
-        start(worker, env, work / "worker-b.log"),
-    ]
+    workers = [start([*worker, "--beat"], env, work / "worker-a.log")]
+    if count > 1:
+        workers.append(start(worker, env, work / "worker-b.log"))
     procs.extend(workers)
     return workers
 
@@ -268,7 +283,7 @@ def run(args: argparse.Namespace, env: dict[str, str], work: Path, procs: Procs)
         return
 
     # 2. drain the creation backlog
-    workers = start_workers(env, work, procs, args.worker_concurrency)
+    workers = start_workers(env, work, procs, args.worker_concurrency, args.workers)
     drain_s = drained(tenants, procs, timeout=3600)
     print(
         f"drain: {created:,} events applied in {drain_s:.1f} s (workers' start included) = "
@@ -312,12 +327,8 @@ def run(args: argparse.Namespace, env: dict[str, str], work: Path, procs: Procs)
                 figures = t.lag()
                 now_s = time.monotonic()
                 with lock:
-                    chunks = unstaged[t]
-                    while chunks and figures["staged"] >= chunks[0][0]:
-                        staging.append(now_s - chunks.popleft()[1])
-                    chunks = waiting[t]
-                    while chunks and figures["processed"] >= chunks[0][0]:
-                        latencies.append(now_s - chunks.popleft()[1])
+                    passed(unstaged[t], figures["staged"], now_s, staging)
+                    if passed(waiting[t], figures["processed"], now_s, latencies):
                         last_applied = now_s
                 lags.append(figures["replication_lag_seconds"])
 
