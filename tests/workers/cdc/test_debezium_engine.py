@@ -11,7 +11,6 @@ tables' rows: the source database is the model.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -88,7 +87,7 @@ def snapshot_done(values: list[Any]) -> bool:
 
 
 @pytest.fixture(scope="module")
-def captured(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+def captured(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """The engines' batches of the whole workload, and the source tables' rows at its end."""
     folder: Path = tmp_path_factory.mktemp("debezium")
     source = SourceDatabase()
@@ -103,14 +102,15 @@ def captured(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any
             source.execute(*transaction)
         for engine in ENGINES:
             capture.wait_for(engine, has_sentinel, timeout=120)
-        yield {
+        captured = {
             "batches": {engine: capture.batches(engine) for engine in ENGINES},
             "customers": source.rows("inventory.customers"),
             "orders": source.rows("inventory.orders"),
         }
-    finally:
+    finally:  # the engines' JVM and the source server are not needed by the tests themselves
         capture.stop()
         source.destroy()
+    return captured
 
 
 def post(client: TestClient, batch: list[str | None], content_type: str) -> dict[str, int]:
