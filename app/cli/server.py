@@ -71,8 +71,9 @@ def migrate() -> None:
 
             get_catalog()  # PyIceberg's SqlCatalog creates its tables if they are missing
         declare_queue(get_settings())  # the embedded broker's queue, before its users race on it
-    if creating:  # once per store, by whichever command made it (`up`, `keys create`, ...)
-        typer.echo(f"created store at {get_settings().home}", err=True)
+    if creating:  # once per store, by whichever command made it (`up`, `keys create`, ...); a
+        # log line like the service's others (JSON when stderr is not a terminal)
+        log.info("created store at %s", get_settings().home)
 
 
 # the tables PyIceberg's SqlCatalog makes on the store (checked against it by a test)

@@ -4,6 +4,7 @@ no `./.icebatch` behind. Real `icebatch` processes, no ICEBATCH_* setting."""
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 import subprocess
@@ -29,7 +30,11 @@ def test_keys_create_in_another_folder_uses_the_same_store(tmp_path: Path) -> No
     created = icebatch(other_dir, env, "keys", "create", "--org", "acme")
     key_id = created.stderr.split("API key ")[1].split()[0]
     prefix = created.stdout.strip().split("_")[1]  # ib_<prefix>_<secret>
-    assert f"created store at {store}\n" in created.stderr
+    # a log line like the others: JSON, since stderr is not a terminal here
+    logged = [json.loads(line) for line in created.stderr.splitlines() if line.startswith("{")]
+    assert [r["event"] for r in logged if "created store" in r["event"]] == [
+        f"created store at {store}"
+    ]
 
     # the per-user store holds that key (before: ./.icebatch of the folder it ran in, a store
     # the service never reads, so the service answered 401)
