@@ -35,8 +35,8 @@ class LoseFirstAnswer(httpx.BaseTransport):
 def test_errors_retries_and_idempotency(service: Service) -> None:
     service.env["ICEBATCH_RATE_LIMIT_PER_SECOND"] = "2"
     service.env["ICEBATCH_RATE_LIMIT_BURST"] = "2"
-    key = service.create_key(new_org())
     service.start_api()
+    key = service.create_key(new_org())
 
     # typed errors carry the problem's detail and the request id
     with pytest.raises(Unauthorized) as denied:
@@ -89,8 +89,8 @@ def test_debezium_values_sent_again_after_a_lost_answer_count_as_duplicates(
     send the array again, and the log positions make that second delivery change nothing."""
     from tests.fixtures.debezium import pg_event
 
-    key = service.create_key(new_org())
     service.start_api()
+    key = service.create_key(new_org())
     lossy = LoseFirstAnswer()
     ib = Icebatch(service.url, key, transport=lossy)
     values = [pg_event("c", 1, 100), None, pg_event("u", 1, 110), pg_event("c", 2, 120)]

@@ -102,8 +102,8 @@ def _served_history_hides(catalog: RestCatalog, identifier: str, users: set[str]
 @pytest.mark.parametrize("service", ["postgres"], indirect=True)
 def test_engines_read_through_the_catalog_what_icebatch_shows(service: Service) -> None:
     org = new_org()
-    key = service.create_key(org)
     service.start_api()
+    key = service.create_key(org)
     service.start_worker()
     workload = Workload(service.client(key))
     # unpartitioned: PyIceberg appends to a day-partitioned table only with pyiceberg-core, and

@@ -248,9 +248,9 @@ def test_every_event_lands_once_through_kills_at_each_commit_point(service: Serv
     a clean worker has caught up, every accepted event is applied exactly once."""
     started = time.monotonic()
     org = new_org()
-    key = service.create_key(org)
     service.env.update(FAST)
     service.start_api()
+    key = service.create_key(org)
     client = service.client(key)
     assert client.put("/v1/cdc/config", json=FAST_CONFIG).status_code == 200
     producer = Producer(seed=12)
@@ -336,8 +336,8 @@ def test_a_tenant_with_a_big_backlog_does_not_hold_back_the_others(service: Serv
     per_run = 1500
     service.env.update({**FAST, "ICEBATCH_CDC_MAX_EVENTS_PER_RUN": str(per_run)})
     orgs = {name: new_org() for name in "ABC"}
-    keys = {name: service.create_key(org) for name, org in orgs.items()}
     service.start_api()
+    keys = {name: service.create_key(org) for name, org in orgs.items()}
     clients = {name: service.client(k) for name, k in keys.items()}
     producers = {name: Producer(seed=ord(name)) for name in orgs}
     for client in clients.values():

@@ -73,8 +73,8 @@ def p50(samples: list[float]) -> float:
 def test_a_flooding_org_does_not_starve_a_quiet_one(service: Service) -> None:
     flooder, quiet = new_org(), new_org()
     service.env["ICEBATCH_ORG_LIMITS"] = json.dumps({flooder: FLOODER})
-    flood_key, quiet_key = service.create_key(flooder), service.create_key(quiet)
     service.start_api()
+    flood_key, quiet_key = service.create_key(flooder), service.create_key(quiet)
     quiet_client = service.client(quiet_key)
     with service.client(flood_key) as c:
         flood_dataset = c.post("/v1/datasets", json=EVENTS).json()["id"]

@@ -29,8 +29,8 @@ SKEW = 30
 
 def started(service: Service, failpoints: str = "") -> Workload:
     """The API and one worker (pausing at `failpoints`), and a workload of a new organization."""
-    key = service.create_key(new_org())
     service.start_api()
+    key = service.create_key(new_org())
     service.start_worker(env={"ICEBATCH_FAILPOINTS": failpoints} if failpoints else None)
     return Workload(service.client(key))
 

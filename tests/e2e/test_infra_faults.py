@@ -39,8 +39,8 @@ def _service(tmp_path: Path, database_url: str, broker_url: str) -> Service:
 
 
 def _started(service: Service) -> Workload:
-    key = service.create_key(new_org())
     service.start_api()
+    key = service.create_key(new_org())
     service.start_worker()
     return Workload(service.client(key))
 

@@ -45,8 +45,8 @@ def test_a_revocation_and_an_expiry_reach_every_api_process_within_a_second(
 ) -> None:
     service.api_processes = 2
     org = new_org()
-    key = service.create_key(org)
     service.start_api()
+    key = service.create_key(org)
     expiring = service.client(key).post("/v1/keys", json={"scope": "read", "expires_in": "20s"})
     assert expiring.status_code == 201, expiring.text
     short, short_id = expiring.json()["key"], expiring.json()["id"]
@@ -79,8 +79,8 @@ def test_a_batch_changed_by_another_process_is_never_304_for_long(service: Servi
     as a worker or an operator's fix would) makes its old tag answer 200, with the new body,
     on both within a second."""
     service.api_processes = 2
-    key = service.create_key(new_org())
     service.start_api()
+    key = service.create_key(new_org())
     with service.client(key) as c:
         dataset = c.post("/v1/datasets", json=EVENTS).json()["id"]
         batch = c.post("/v1/batches", json={"dataset_id": dataset, "format": "csv"}).json()["id"]

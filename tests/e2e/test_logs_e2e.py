@@ -13,7 +13,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from tests.fixtures.datasets import EVENTS
 from tests.fixtures.e2e import csv, done_job, finished, start
-from tests.fixtures.service import Service, free_port, new_org, wait_for
+from tests.fixtures.service import Service, free_port, wait_for
 
 pytestmark = [pytest.mark.e2e, pytest.mark.spark]
 
@@ -45,8 +45,8 @@ def worker_metric(port: int, name: str, **labels: str) -> float:
 def test_one_request_id_from_http_to_job_to_snapshot(service: Service) -> None:
     metrics_port = free_port()
     service.env["ICEBATCH_WORKER_METRICS_PORT"] = str(metrics_port)
-    key = service.create_key(new_org())
-    client = start(service, key)
+    client = start(service)
+    key = client.headers["Authorization"].removeprefix("Bearer ")
     assert (
         httpx.get(
             f"{service.url}/v1/datasets", headers={"Authorization": "Bearer ib_x_" + "y" * 40}

@@ -140,8 +140,8 @@ def check_batch_states(client: httpx.Client, sent: Sent) -> None:
 def test_concurrent_clients_two_workers(service: Service) -> None:
     """8+ clients at once: reverts, replays, GDPR deletes (overlapping values) and ingests."""
     started = time.monotonic()
-    key = service.create_key(new_org())
     service.start_api()
+    key = service.create_key(new_org())
     service.start_worker("worker-a")
     service.start_worker("worker-b")
     client = service.client(key)
@@ -229,8 +229,8 @@ def test_workers_killed_inside_the_commit_step(service: Service) -> None:
     round; the next worker recovers each group from the snapshot log, once."""
     started = time.monotonic()
     fast = {"ICEBATCH_COMMIT_LEASE_SECONDS": "5"}
-    key = service.create_key(new_org())
     service.start_api()
+    key = service.create_key(new_org())
     service.start_worker(env=fast)
     client = service.client(key)
     dataset_id = client.post("/v1/datasets", json=EVENTS).json()["id"]
@@ -301,8 +301,8 @@ def test_holder_paused_past_its_lease_commits_its_group_once(service: Service) -
     the lease and commits A's group under the same commit id; A's commit lands while B waits;
     B's attempt meets a new parent, finds the commit id in the log and only records it."""
     lease = {"ICEBATCH_COMMIT_LEASE_SECONDS": "10"}
-    key = service.create_key(new_org())
     service.start_api()
+    key = service.create_key(new_org())
     service.start_worker("worker-a", env={**lease, "ICEBATCH_FAILPOINTS": "before-commit=16"})
     client = service.client(key)
     dataset_id = client.post("/v1/datasets", json=EVENTS).json()["id"]

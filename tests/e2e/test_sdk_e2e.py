@@ -50,8 +50,8 @@ def parquet(records: list[tuple[int, str]]) -> bytes:
 
 @pytest.mark.parametrize("service", ["postgres"], indirect=True)
 def test_the_walkthrough_through_the_sdk(service: Service, tmp_path: Path) -> None:
-    key = service.create_key(new_org())
     service.start_api()
+    key = service.create_key(new_org())
     service.start_worker()
     ib = Icebatch(service.url, key, poll_interval=0.2, max_poll_interval=1.0)
 

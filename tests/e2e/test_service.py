@@ -100,8 +100,8 @@ def test_walkthrough(service: Service) -> None:
 
 def test_worker_killed_mid_ingest_loses_nothing(service: Service) -> None:
     """SIGKILL the worker while its Spark job runs: no partial data, then success on retry."""
-    key = service.create_key(new_org())
     service.start_api()
+    key = service.create_key(new_org())
     service.start_worker()
     client = service.client(key)
     dataset = client.post("/v1/datasets", json=EVENTS).json()

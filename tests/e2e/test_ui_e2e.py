@@ -60,8 +60,8 @@ def lake(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lake]:
     service = Service(env, tmp_path_factory.mktemp("ui"))
     try:
         org = new_org()
-        key, other_key = service.create_key(org), service.create_key(new_org())
         service.start_up()
+        key, other_key = service.create_key(org), service.create_key(new_org())
         api = service.client(key)
         dataset = api.post("/v1/datasets", json=EVENTS).json()["id"]
         first = upload_batch(api, dataset, "csv", {"a.csv": csv_rows([(1, "u1"), (2, "u2")])})

@@ -15,8 +15,8 @@ pytestmark = pytest.mark.e2e
 
 
 def test_concurrent_uploads(service: Service) -> None:
-    key = service.create_key(new_org())
     service.start_api()
+    key = service.create_key(new_org())
     client = service.client(key)
     dataset = client.post("/v1/datasets", json=EVENTS).json()
     batch_id = client.post(

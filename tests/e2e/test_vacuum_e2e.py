@@ -70,8 +70,8 @@ def test_vacuum_racing_restatements_and_ingests(service: Service) -> None:
     # position deletes on files the vacuum replaces make it plan again) is
     # tests/workers/test_position_deletes.py's
     service.env["ICEBATCH_MATERIALIZE_DELETES"] = "false"
-    key = service.create_key(new_org())
     service.start_api()
+    key = service.create_key(new_org())
     service.start_worker("worker-a", env={"ICEBATCH_FAILPOINTS": f"after-purge-data={PAUSE}"})
     client = service.client(key)
     dataset_id = client.post("/v1/datasets", json=EVENTS).json()["id"]
@@ -216,8 +216,8 @@ def test_worker_killed_inside_the_rewrite_commit(service: Service) -> None:
     dead holder's lease does not stay stuck."""
     started = time.monotonic()
     fast = {"ICEBATCH_COMMIT_LEASE_SECONDS": "5"}
-    key = service.create_key(new_org())
     service.start_api()
+    key = service.create_key(new_org())
     # paused far longer than the test waits: it is killed there
     service.start_worker(
         "worker-a", env={**fast, "ICEBATCH_FAILPOINTS": "before-rewrite-commit=120"}
