@@ -33,6 +33,7 @@ from app.lake.cdc import STAGING
 from tests.fixtures.catalog import CatalogFor, key_of
 from tests.fixtures.clients import ClientFactory
 from tests.fixtures.datasets import EVENTS
+from tests.fixtures.service import TLS
 
 BATCH = "_batch_id"
 
@@ -190,7 +191,7 @@ def test_a_missing_revoked_or_expired_credential_is_refused_at_once(
     with pytest.raises(UnauthorizedError, match="revoked"):
         catalog.list_namespaces()
     for headers in ({}, {"Authorization": "Bearer ib_nope_nope"}):
-        answer = httpx.get(f"{catalog.uri}/v1/namespaces", headers=headers)
+        answer = httpx.get(f"{catalog.uri}/v1/namespaces", headers=headers, verify=TLS)
         assert answer.status_code == 401
         assert answer.json()["error"]["type"] == "NotAuthorizedException"
         assert answer.headers["WWW-Authenticate"] == "Bearer"

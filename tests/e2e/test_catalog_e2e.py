@@ -19,7 +19,7 @@ from pyiceberg.catalog.rest import RestCatalog
 from pyiceberg.exceptions import ForbiddenError, NoSuchNamespaceError, NoSuchTableError
 
 from tests.fixtures.datasets import EVENTS
-from tests.fixtures.service import Service, new_org, wait_for
+from tests.fixtures.service import TLS, Service, new_org, wait_for
 from tests.fixtures.workload import Workload
 
 pytestmark = [pytest.mark.e2e, pytest.mark.spark]
@@ -171,6 +171,7 @@ def test_engines_read_through_the_catalog_what_icebatch_shows(service: Service) 
     refused = httpx.get(
         f"{service.url}/iceberg/v1/namespaces/{org}/tables/events",
         headers={"Authorization": f"Bearer {reader['key']}"},
+        verify=TLS,
     )
     assert refused.status_code == 401
     assert refused.json()["error"]["type"] == "NotAuthorizedException"

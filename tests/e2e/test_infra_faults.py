@@ -19,7 +19,7 @@ import pytest
 
 from tests.fixtures.environments import PG_HOST, create_pg_database, drop_pg_database
 from tests.fixtures.private_servers import PrivatePostgres, PrivateRedis
-from tests.fixtures.service import FAST_RECOVERY, SLOW, Service, new_org, wait_for
+from tests.fixtures.service import FAST_RECOVERY, SLOW, TLS, Service, new_org, wait_for
 from tests.fixtures.workload import Workload, mixed_run, reruns
 
 pytestmark = [pytest.mark.e2e, pytest.mark.spark, pytest.mark.postgres]
@@ -117,7 +117,7 @@ def test_postgres_restarted_mid_run(
                 assert down.headers["Retry-After"] == "1"
                 assert down.headers["content-type"] == "application/problem+json"
                 assert "metadata store is unavailable" in down.json()["detail"]
-            ready = httpx.get(f"{service.url}/readyz", timeout=15)
+            ready = httpx.get(f"{service.url}/readyz", timeout=15, verify=TLS)
             assert ready.status_code == 503
             assert ready.json()["checks"]["database"].startswith("down")
             assert time.monotonic() - started < 10  # no request hung on the dead store

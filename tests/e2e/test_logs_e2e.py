@@ -13,7 +13,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from tests.fixtures.datasets import EVENTS
 from tests.fixtures.e2e import csv, done_job, finished, start
-from tests.fixtures.service import Service, free_port, wait_for
+from tests.fixtures.service import TLS, Service, free_port, wait_for
 
 pytestmark = [pytest.mark.e2e, pytest.mark.spark]
 
@@ -34,7 +34,7 @@ def log_lines(service: Service) -> dict[str, list[dict[str, Any]]]:
 
 
 def worker_metric(port: int, name: str, **labels: str) -> float:
-    text = httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=5).text
+    text = httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=5, verify=TLS).text
     for family in text_string_to_metric_families(text):
         for sample in family.samples:
             if sample.name == name and all(sample.labels.get(k) == v for k, v in labels.items()):
@@ -49,7 +49,9 @@ def test_one_request_id_from_http_to_job_to_snapshot(service: Service) -> None:
     key = client.headers["Authorization"].removeprefix("Bearer ")
     assert (
         httpx.get(
-            f"{service.url}/v1/datasets", headers={"Authorization": "Bearer ib_x_" + "y" * 40}
+            f"{service.url}/v1/datasets",
+            headers={"Authorization": "Bearer ib_x_" + "y" * 40},
+            verify=TLS,
         ).status_code
         == 401
     )

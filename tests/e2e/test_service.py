@@ -21,7 +21,7 @@ import pytest
 
 from tests.fixtures.datasets import EVENTS
 from tests.fixtures.e2e import done_job, finished, read_rows, start, upload_batch
-from tests.fixtures.service import SLOW, Service, new_org, wait_for
+from tests.fixtures.service import SLOW, TLS, Service, new_org, wait_for
 
 pytestmark = [pytest.mark.e2e, pytest.mark.spark]
 
@@ -44,16 +44,16 @@ def big_parquet(rows: int) -> bytes:
 
 def test_walkthrough(service: Service) -> None:
     client = start(service)
-    ready = httpx.get(f"{service.url}/readyz").json()
+    ready = httpx.get(f"{service.url}/readyz", verify=TLS).json()
     assert ready == {
         "status": "ready",
         "checks": {"database": "ok", "broker": "ok", "catalog": "ok"},
     }
     assert (
         "/v1/batches/{batch_id}/files/{name}"
-        in httpx.get(f"{service.url}/openapi.json").json()["paths"]
+        in httpx.get(f"{service.url}/openapi.json", verify=TLS).json()["paths"]
     )
-    assert httpx.get(f"{service.url}/v1/datasets").status_code == 401
+    assert httpx.get(f"{service.url}/v1/datasets", verify=TLS).status_code == 401
 
     dataset = client.post("/v1/datasets", json=EVENTS).json()
     csv = (
@@ -76,7 +76,7 @@ def test_walkthrough(service: Service) -> None:
     job = client.get(f"/v1/jobs/{first['job_id']}").json()
     assert job["state"] == "succeeded"
     assert job["duration_seconds"] > 0
-    metrics = httpx.get(f"{service.url}/metrics").text
+    metrics = httpx.get(f"{service.url}/metrics", verify=TLS).text
     assert (
         'icebatch_http_requests_total{method="POST",route="/v1/datasets",status="201"}' in metrics
     )
