@@ -105,7 +105,7 @@ def test_engines_read_through_the_catalog_what_icebatch_shows(service: Service) 
     service.start_api()
     key = service.create_key(org)
     service.start_worker()
-    workload = Workload(service.client(key))
+    workload = Workload(service.client(key), explain=service.report)
     # unpartitioned: PyIceberg appends to a day-partitioned table only with pyiceberg-core, and
     # the append below must reach the catalog to be refused there
     created = workload.call("POST", "/v1/datasets", json={**EVENTS, "partition": []})

@@ -32,7 +32,7 @@ def started(service: Service, failpoints: str = "") -> Workload:
     service.start_api()
     key = service.create_key(new_org())
     service.start_worker(env={"ICEBATCH_FAILPOINTS": failpoints} if failpoints else None)
-    return Workload(service.client(key))
+    return Workload(service.client(key), explain=service.report)
 
 
 @ON_POSTGRES
@@ -170,7 +170,7 @@ def test_clock_skew_between_api_and_workers(service: Service, api: int) -> None:
         service.start_worker(name, env={**slow, "ICEBATCH_CLOCK_OFFSET_SECONDS": str(offset)})
     for name in workers:
         wait_for(log_shows(service, name, " ready."), SLOW, f"worker {name} to be ready")
-    workload = Workload(service.client(key))
+    workload = Workload(service.client(key), explain=service.report)
 
     def both_busy(w: Workload) -> None:
         def two_running() -> bool:

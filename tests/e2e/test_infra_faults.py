@@ -42,7 +42,7 @@ def _started(service: Service) -> Workload:
     service.start_api()
     key = service.create_key(new_org())
     service.start_worker()
-    return Workload(service.client(key))
+    return Workload(service.client(key), explain=service.report)
 
 
 def _busy(workload: Workload) -> bool:
