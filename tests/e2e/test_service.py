@@ -127,7 +127,7 @@ def test_worker_killed_mid_ingest_loses_nothing(service: Service) -> None:
 
     service.start_worker()  # its reconciler sees the stale heartbeat and re-queues the job
     batch = finished(client, batch_id)
-    assert batch["status"] == "success", (batch, service.logs())
+    assert batch["status"] == "success", (batch, service.report())
     assert batch["row_count"] == rows
     job = done_job(client, job_id)  # its finish is written just after the batch's success
     assert job["attempt"] == 2
